@@ -1,0 +1,114 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import secureJson from 'secure-json-parse';
+import type { AppContext } from './context.js';
+import { authHook } from './http/auth.js';
+import { AppError } from './http/errors.js';
+import { errorHandler, renderError } from './http/error-handler.js';
+import { RouteTable } from './http/method-not-allowed.js';
+import type { App } from './http/types.js';
+import { openApiInfo } from './http/openapi.js';
+import { createHttpMetrics } from './observability/metrics.js';
+import { redactUrl } from './observability/logger.js';
+import { healthRoutes } from './features/health/routes.js';
+import { roleRoutes } from './features/roles/routes.js';
+import { userRoutes } from './features/users/routes.js';
+import { authRoutes } from './features/auth/routes.js';
+import { apiKeyRoutes } from './features/apikeys/routes.js';
+import { orgRoutes } from './features/orgs/routes.js';
+
+export const BODY_LIMIT = 64 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(ctx: AppContext): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+    trustProxy: false,
+    requestIdHeader: false,
+    // A caller's own X-Request-Id is kept when it is sane, so logs can be joined across systems.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('ctx', ctx);
+  app.decorateRequest('actor', undefined);
+  const metrics = createHttpMetrics();
+  const routeTable = new RouteTable();
+
+  app.addHook('onRoute', (route) => {
+    routeTable.add(route);
+    const declared = route.config?.permission !== undefined || route.config?.public === true;
+    if (route.url.startsWith('/api/') && !declared) {
+      throw new Error(`${String(route.method)} ${route.url} must declare the permission it needs, or public`);
+    }
+    if (route.config?.permission !== undefined) {
+      route.schema = { ...route.schema, security: [{ apiKey: [] }] };
+    }
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  app.addHook('onRequest', authHook);
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observe(request, reply);
+    done();
+  });
+
+  // JSON only. An empty body is no body: the reference has clients send the JSON content type on
+  // every request, GET and DELETE included.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(new AppError(400, 'The body is not valid JSON.'), undefined);
+    }
+  });
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = routeTable.allowed(request.url);
+    if (allowed !== undefined) {
+      void reply.header('allow', allowed.join(', '));
+      return renderError(
+        new AppError(405, `${request.method} is not allowed here; use ${allowed.join(', ')}.`),
+        reply,
+      );
+    }
+    return renderError(
+      new AppError(404, `No route ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}.`),
+      reply,
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: openApiInfo,
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  await app.register(healthRoutes);
+  await app.register(roleRoutes);
+  await app.register(userRoutes);
+  await app.register(authRoutes);
+  await app.register(apiKeyRoutes);
+  await app.register(orgRoutes);
+  return app;
+}

@@ -1,0 +1,145 @@
+import { Command } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { connectDatabase } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { issueApiKey } from '../features/apikeys/service.js';
+import { bootstrap } from '../features/bootstrap/service.js';
+import { normalizeEmail } from '../features/users/presenter.js';
+import { findUserByEmail } from '../features/users/repo.js';
+import { createLogger } from '../observability/logger.js';
+import { closeContext, openContext } from '../runtime.js';
+import { serve } from '../server.js';
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+}
+
+export const processIo: CliIo = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+  env: process.env,
+};
+
+/** An expected failure: printed as one line, exit code 1, no stack trace. */
+export class CliError extends Error {}
+
+function config(io: CliIo): Config {
+  return loadConfig(io.env);
+}
+
+async function withContext<T>(io: CliIo, run: (ctx: Awaited<ReturnType<typeof openContext>>) => Promise<T>) {
+  const cfg = config(io);
+  const ctx = await openContext(
+    cfg,
+    createLogger(cfg.logLevel === 'info' ? 'warn' : cfg.logLevel, process.stderr),
+  );
+  try {
+    return await run(ctx);
+  } finally {
+    await closeContext(ctx);
+  }
+}
+
+export function buildProgram(io: CliIo = processIo): Command {
+  const program = new Command('edgewatch')
+    .description('Users, roles, API keys, alert subscriptions and verified webhooks for an edge fleet.')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  program
+    .command('serve')
+    .description('Run the HTTP API and the background worker (configuration from the environment)')
+    .action(async () => {
+      const cfg = config(io);
+      const logger = createLogger(cfg.logLevel);
+      const server = await serve(cfg, logger);
+      const stop = (signal: string) => {
+        logger.info(`${signal} received: finishing in-flight requests, then stopping.`);
+        server.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations and exit')
+    .action(async () => {
+      const cfg = config(io);
+      const db = connectDatabase(cfg.database);
+      try {
+        const report = await migrateToLatest(db);
+        io.out(
+          report.applied.length === 0 ? 'Database is up to date.' : `Applied: ${report.applied.join(', ')}`,
+        );
+      } finally {
+        await db.destroy();
+      }
+    });
+
+  program
+    .command('init')
+    .description('Create the root organization and the admin user, and print the admin API key')
+    .option('--org <name>', 'name of the root organization', 'Root organization')
+    .option('--email <email>', 'e-mail address of the admin user', 'admin@edgewatch.local')
+    .option('--name <name>', 'name of the admin user', 'Administrator')
+    .action(async (options: { org: string; email: string; name: string }) => {
+      await withContext(io, async (ctx) => {
+        const result = await bootstrap(ctx, {
+          orgName: options.org,
+          adminEmail: options.email,
+          adminName: options.name,
+          presetKey: ctx.config.bootstrapApiKey,
+        });
+        if (result.kind !== 'created')
+          throw new CliError('Already initialized: the database has an organization.');
+        io.out(`Created organization "${options.org}" and admin ${result.adminEmail}.`);
+        io.out(`Admin API key (shown once): ${result.key}`);
+      });
+    });
+
+  program
+    .command('apikey')
+    .description('Manage API keys')
+    .command('create')
+    .description('Create an API key for a user and print it')
+    .requiredOption('--email <email>', "the user's e-mail address")
+    .option('--name <name>', 'a label for the key', 'CLI')
+    .action(async (options: { email: string; name: string }) => {
+      await withContext(io, async (ctx) => {
+        const user = await findUserByEmail(ctx.db, normalizeEmail(options.email));
+        if (user === undefined) throw new CliError(`No user with the e-mail address ${options.email}.`);
+        const issued = await issueApiKey(ctx.db, ctx.clock.now(), user.id, options.name);
+        io.out(`API key for ${user.email} (shown once): ${issued.key}`);
+      });
+    });
+
+  return program;
+}
+
+/** Runs the CLI; returns the exit code instead of exiting, so tests can call it. */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  const program = buildProgram(io).exitOverride();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CliError || error instanceof ConfigError) {
+      io.err(error.message);
+      return 1;
+    }
+    const code = (error as { code?: string; exitCode?: number }).code;
+    if (typeof code === 'string' && code.startsWith('commander.'))
+      return (error as { exitCode: number }).exitCode;
+    io.err(`edgewatch: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,139 @@
+import path from 'node:path';
+
+export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseTarget;
+  publicUrl: string;
+  smtpUrl: string | undefined;
+  /** 32-byte key for webhook secrets; undefined with SQLite means "use the key file beside the database". */
+  secretKey: Buffer | undefined;
+  bootstrapApiKey: string | undefined;
+  webhookAllowedNetworks: string[];
+  maxWebhooksPerUser: number;
+  maxWebhookAlertsPerUser: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function databaseTarget(env: Env): DatabaseTarget {
+  const raw = read(env, 'DATABASE_URL') ?? 'sqlite:./data/edgewatch.db';
+  if (raw.startsWith('sqlite:')) {
+    const file = raw.slice('sqlite:'.length);
+    if (file === '') throw new ConfigError('DATABASE_URL', 'needs a file path after "sqlite:"');
+    return { kind: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url: raw };
+  }
+  throw new ConfigError('DATABASE_URL', 'must start with "sqlite:" or "postgres://"');
+}
+
+function secretKey(env: Env): Buffer | undefined {
+  const raw = read(env, 'SECRET_KEY');
+  if (raw === undefined) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32)
+    throw new ConfigError('SECRET_KEY', 'must be 32 bytes, written as 64 hex digits or base64');
+  return key;
+}
+
+function httpUrl(env: Env, name: string, fallback: string): string {
+  const raw = read(env, name) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `is not a valid URL: "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(name, 'must be http:// or https://');
+  return raw.replace(/\/+$/, '');
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = read(env, 'SMTP_URL');
+  if (raw === undefined) return undefined;
+  if (!/^smtps?:\/\/[^/]/.test(raw)) throw new ConfigError('SMTP_URL', 'must be an smtp:// or smtps:// URL');
+  return raw;
+}
+
+function cidrList(env: Env): string[] {
+  const raw = read(env, 'WEBHOOK_ALLOWED_NETWORKS');
+  if (raw === undefined) return [];
+  const items = raw.split(',').map((item) => item.trim());
+  for (const item of items) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(item)) {
+      throw new ConfigError(
+        'WEBHOOK_ALLOWED_NETWORKS',
+        `has "${item}", which is not a CIDR such as 10.0.0.0/8`,
+      );
+    }
+  }
+  return items;
+}
+
+/** Reads the whole environment once; the first invalid variable stops the start with its name. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const database = databaseTarget(env);
+  const key = secretKey(env);
+  if (database.kind === 'postgres' && key === undefined) {
+    throw new ConfigError('SECRET_KEY', 'is required with PostgreSQL, so that every instance shares it');
+  }
+  const logLevel = read(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const bootstrapApiKey = read(env, 'BOOTSTRAP_API_KEY');
+  if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 32) {
+    throw new ConfigError('BOOTSTRAP_API_KEY', 'must be at least 32 characters long');
+  }
+  return {
+    port,
+    host: read(env, 'HOST') ?? '0.0.0.0',
+    database,
+    publicUrl: httpUrl(env, 'PUBLIC_URL', `http://localhost:${port}`),
+    smtpUrl: smtpUrl(env),
+    secretKey: key,
+    bootstrapApiKey,
+    webhookAllowedNetworks: cidrList(env),
+    maxWebhooksPerUser: integer(env, 'MAX_WEBHOOKS_PER_USER', 3, 0, 1000),
+    maxWebhookAlertsPerUser: integer(env, 'MAX_WEBHOOK_ALERTS_PER_USER', 10, 0, 10000),
+    logLevel,
+  };
+}

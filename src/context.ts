@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Db } from './db/types.js';
+import type { Clock } from './lib/clock.js';
+import type { Mailer } from './mail/mailer.js';
+import type { ApiKeyCache } from './features/apikeys/key-cache.js';
+import type { Permission } from './features/roles/catalog.js';
+
+/** Everything a service may need, built once at start and shared by the API, the worker and the CLI. */
+export interface AppContext {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  mailer: Mailer;
+  apiKeyCache: ApiKeyCache;
+}
+
+/** Who is calling: resolved from the API key before any handler runs. */
+export interface Actor {
+  userId: string;
+  name: string;
+  email: string;
+  orgId: string;
+  roleIds: string[];
+  permissions: ReadonlySet<Permission>;
+  apiKeyId: string;
+}
+
+export interface ServiceContext extends AppContext {
+  actor: Actor;
+}

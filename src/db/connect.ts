@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import type { DatabaseTarget } from '../config.js';
+import type { Database, Db } from './types.js';
+
+const INT8_OID = 20;
+
+export interface ConnectOptions {
+  /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
+  schema?: string;
+  poolSize?: number;
+}
+
+export function connectDatabase(target: DatabaseTarget, options: ConnectOptions = {}): Db {
+  if (target.kind === 'sqlite') {
+    if (target.file !== ':memory:') fs.mkdirSync(path.dirname(target.file), { recursive: true });
+    const sqlite = new SQLite(target.file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('synchronous = NORMAL');
+    return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  }
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: options.poolSize ?? 10,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+    // Epoch-ms timestamps are bigint columns; they fit a JS number exactly, so read them as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID
+          ? Number
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Unique-constraint violations of either driver, for turning races into 409s. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

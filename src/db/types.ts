@@ -1,0 +1,84 @@
+import type { Kysely, Transaction } from 'kysely';
+
+/** Timestamps are epoch milliseconds; booleans are 0/1 integers, so one schema serves SQLite and PostgreSQL. */
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  created_at: number;
+}
+
+export interface RolesTable {
+  id: string;
+  name: string;
+}
+
+export interface UsersTable {
+  id: string;
+  org_id: string;
+  name: string;
+  email: string;
+  email_normalized: string;
+  password_hash: string | null;
+  email_verified_at: number | null;
+  password_change_required: number;
+  created_at: number;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  role_id: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface EmailVerificationsTable {
+  token_hash: string;
+  user_id: string;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface EmailOutboxTable {
+  id: string;
+  recipient: string;
+  subject: string;
+  body_text: string;
+  status: 'pending' | 'sent' | 'logged';
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface LoginAttemptsTable {
+  id: string;
+  address: string;
+  email_normalized: string;
+  succeeded: number;
+  at: number;
+}
+
+export interface Database {
+  organizations: OrganizationsTable;
+  roles: RolesTable;
+  users: UsersTable;
+  user_roles: UserRolesTable;
+  api_keys: ApiKeysTable;
+  email_verifications: EmailVerificationsTable;
+  email_outbox: EmailOutboxTable;
+  login_attempts: LoginAttemptsTable;
+}
+
+export type Db = Kysely<Database>;
+/** What every repository function takes: the database itself or an open transaction. */
+export type Executor = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,48 @@
+import type { Actor } from '../../context.js';
+
+interface Entry {
+  actor: Actor;
+  keyHash: string;
+  expiresAt: number;
+}
+
+/**
+ * A small in-process cache of resolved API keys, so an authenticated request costs no query.
+ * Revoking a key drops it here at once; other processes (PostgreSQL scale-out) see a revocation
+ * within the time-to-live at the latest.
+ */
+export class ApiKeyCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly ttlMs = 10_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(keyHash: string, now: number): Actor | undefined {
+    const entry = this.entries.get(keyHash);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now) {
+      this.entries.delete(keyHash);
+      return undefined;
+    }
+    return entry.actor;
+  }
+
+  set(keyHash: string, actor: Actor, now: number): void {
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    this.entries.set(keyHash, { actor, keyHash, expiresAt: now + this.ttlMs });
+  }
+
+  invalidateKey(keyHash: string): void {
+    this.entries.delete(keyHash);
+  }
+
+  /** Drops every key of a user, e.g. after their roles or password change. */
+  invalidateUser(userId: string): void {
+    for (const [hash, entry] of this.entries) if (entry.actor.userId === userId) this.entries.delete(hash);
+  }
+}

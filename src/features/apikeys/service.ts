@@ -1,0 +1,67 @@
+import type { Actor, AppContext, ServiceContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
+import { newId } from '../../lib/ids.js';
+import { notFound } from '../../http/errors.js';
+import { permissionsOf } from '../roles/catalog.js';
+import { roleIdsOf } from '../users/repo.js';
+import { fromKey, generateApiKey, hashApiKey } from './key-material.js';
+import * as repo from './repo.js';
+
+export interface IssuedKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: number;
+  key: string;
+}
+
+/** Resolves an `X-API-KEY` value to the caller, or undefined when it is unknown or revoked. */
+export async function authenticate(ctx: AppContext, key: string): Promise<Actor | undefined> {
+  const keyHash = hashApiKey(key);
+  const now = ctx.clock.now();
+  const cached = ctx.apiKeyCache.get(keyHash, now);
+  if (cached !== undefined) return cached;
+  const owner = await repo.findActiveKeyOwner(ctx.db, keyHash);
+  if (owner === undefined) return undefined;
+  const roleIds = await roleIdsOf(ctx.db, owner.user_id);
+  const actor: Actor = {
+    userId: owner.user_id,
+    name: owner.name,
+    email: owner.email,
+    orgId: owner.org_id,
+    roleIds,
+    permissions: permissionsOf(roleIds),
+    apiKeyId: owner.key_id,
+  };
+  ctx.apiKeyCache.set(keyHash, actor, now);
+  return actor;
+}
+
+/** Issues a key for a user; `presetKey` is for BOOTSTRAP_API_KEY, where the operator chose the value. */
+export async function issueApiKey(
+  db: Executor,
+  now: number,
+  userId: string,
+  name: string,
+  presetKey?: string,
+): Promise<IssuedKey> {
+  const material = presetKey === undefined ? generateApiKey() : fromKey(presetKey);
+  const row = { id: newId(now), user_id: userId, name, prefix: material.prefix, created_at: now };
+  await repo.insertApiKey(db, { ...row, key_hash: material.hash });
+  return { id: row.id, name, prefix: row.prefix, created_at: now, key: material.key };
+}
+
+export async function createOwnApiKey(ctx: ServiceContext, name: string | undefined): Promise<IssuedKey> {
+  return issueApiKey(ctx.db, ctx.clock.now(), ctx.actor.userId, name ?? 'API key');
+}
+
+export async function listOwnApiKeys(ctx: ServiceContext): Promise<repo.ApiKeyRow[]> {
+  return repo.listActiveKeys(ctx.db, ctx.actor.userId);
+}
+
+export async function revokeOwnApiKey(ctx: ServiceContext, id: string): Promise<void> {
+  const key = await repo.findActiveKeyOfUser(ctx.db, id, ctx.actor.userId);
+  if (key === undefined) throw notFound('API key');
+  await repo.revokeKey(ctx.db, id, ctx.clock.now());
+  ctx.apiKeyCache.invalidateKey(key.key_hash);
+}

@@ -1,0 +1,83 @@
+import type { AppContext } from '../../context.js';
+import { badRequest, forbidden, tooManyRequests, unauthorized } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { checkPassword, hashPassword } from '../../lib/passwords.js';
+import { issueApiKey } from '../apikeys/service.js';
+import { normalizeEmail, roleRefs } from '../users/presenter.js';
+import * as users from '../users/repo.js';
+import * as attempts from './repo.js';
+
+export const LOGIN_LIMITS = {
+  perAddress: { max: 60, windowMs: 60_000 },
+  perAccountFailures: { max: 10, windowMs: 15 * 60_000 },
+};
+
+export interface LoginInput {
+  email: string;
+  password: string;
+  new_password?: string;
+}
+
+async function enforceLimits(ctx: AppContext, address: string, email: string, now: number): Promise<void> {
+  const { perAddress, perAccountFailures } = LOGIN_LIMITS;
+  const fromAddress = await attempts.requestsFromAddress(ctx.db, address, now - perAddress.windowMs);
+  if (fromAddress.count >= perAddress.max) {
+    const retryMs = (fromAddress.oldest ?? now) + perAddress.windowMs - now;
+    throw tooManyRequests(
+      'Too many login requests from this address; wait before trying again.',
+      retryMs / 1000,
+    );
+  }
+  const failures = await attempts.failuresForAccount(ctx.db, email, now - perAccountFailures.windowMs);
+  if (failures.count >= perAccountFailures.max) {
+    const retryMs = (failures.oldest ?? now) + perAccountFailures.windowMs - now;
+    throw tooManyRequests(
+      'Too many failed logins for this account; wait before trying again.',
+      retryMs / 1000,
+    );
+  }
+}
+
+/**
+ * Checks, in the contract's order: credentials (401, same work for unknown e-mail and wrong password),
+ * then a verified e-mail (403), then the first-login password change (403). Success issues a new key.
+ */
+export async function login(ctx: AppContext, input: LoginInput, address: string) {
+  const now = ctx.clock.now();
+  const email = normalizeEmail(input.email);
+  await enforceLimits(ctx, address, email, now);
+  const user = await users.findUserByEmail(ctx.db, email);
+  const valid = await checkPassword(user?.password_hash, input.password);
+  await attempts.recordAttempt(ctx.db, {
+    id: newId(now),
+    address,
+    email_normalized: email,
+    succeeded: valid ? 1 : 0,
+    at: now,
+  });
+  if (!valid || user === undefined) throw unauthorized('The e-mail address or the password is wrong.');
+  if (user.email_verified_at === null) {
+    throw forbidden(
+      'The e-mail address is not verified yet: open the link in the verification e-mail first.',
+    );
+  }
+  const newPassword = input.new_password;
+  if (user.password_change_required === 1 && newPassword === undefined) {
+    throw forbidden(
+      'A password change is required at first login: send new_password (at least 8 characters).',
+    );
+  }
+  if (newPassword !== undefined && newPassword === input.password) {
+    throw badRequest('new_password must differ from the current password.', [
+      { field: 'new_password', message: 'must differ from the current password' },
+    ]);
+  }
+  const newHash = newPassword === undefined ? undefined : await hashPassword(newPassword);
+  const roleIds = await users.roleIdsOf(ctx.db, user.id);
+  const issued = await ctx.db.transaction().execute(async (trx) => {
+    if (newHash !== undefined) await users.setPassword(trx, user.id, newHash, false);
+    return issueApiKey(trx, ctx.clock.now(), user.id, 'Login');
+  });
+  await attempts.pruneAttempts(ctx.db, now - LOGIN_LIMITS.perAccountFailures.windowMs);
+  return { api_key: issued.key, user: { id: user.id, name: user.name, roles: roleRefs(roleIds) } };
+}

@@ -1,0 +1,64 @@
+import type { Executor, OrganizationsTable } from '../../db/types.js';
+
+export type OrgRow = OrganizationsTable;
+
+export async function insertOrg(db: Executor, org: OrgRow): Promise<void> {
+  await db.insertInto('organizations').values(org).execute();
+}
+
+export async function findOrg(db: Executor, id: string): Promise<OrgRow | undefined> {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countOrgs(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('organizations')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The organization and every organization below it, root first then by creation. */
+export async function listSubtree(db: Executor, rootId: string): Promise<OrgRow[]> {
+  return db
+    .withRecursive('subtree(id)', (qb) =>
+      qb
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', '=', rootId)
+        .unionAll((sub) =>
+          sub
+            .selectFrom('organizations')
+            .innerJoin('subtree', 'subtree.id', 'organizations.parent_id')
+            .select('organizations.id'),
+        ),
+    )
+    .selectFrom('organizations')
+    .innerJoin('subtree', 'subtree.id', 'organizations.id')
+    .selectAll('organizations')
+    .orderBy('organizations.created_at')
+    .orderBy('organizations.id')
+    .execute();
+}
+
+/** Whether `orgId` is `ancestorId` or below it: walks up from `orgId`, which is short in a shallow tree. */
+export async function isInSubtree(db: Executor, ancestorId: string, orgId: string): Promise<boolean> {
+  const row = await db
+    .withRecursive('ancestors(id, parent_id)', (qb) =>
+      qb
+        .selectFrom('organizations')
+        .select(['id', 'parent_id'])
+        .where('id', '=', orgId)
+        .unionAll((sub) =>
+          sub
+            .selectFrom('organizations')
+            .innerJoin('ancestors', 'ancestors.parent_id', 'organizations.id')
+            .select(['organizations.id', 'organizations.parent_id']),
+        ),
+    )
+    .selectFrom('ancestors')
+    .select('id')
+    .where('id', '=', ancestorId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

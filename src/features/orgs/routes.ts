@@ -1,0 +1,72 @@
+import { Type } from 'typebox';
+import { contextOf } from '../../http/auth.js';
+import { isoUtc } from '../../lib/clock.js';
+import type { App } from '../../http/types.js';
+import { IdParams, responses } from '../../http/schemas.js';
+import type { OrgRow } from './repo.js';
+import { createOrg, getVisibleOrg, listVisibleOrgs } from './service.js';
+
+const Org = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  parent_id: Type.Union([Type.String(), Type.Null()], { description: 'null for the root organization.' }),
+  created_at: Type.String({ description: 'ISO 8601, UTC.' }),
+});
+
+const present = (org: OrgRow) => ({ ...org, created_at: isoUtc(org.created_at) });
+
+export async function orgRoutes(app: App): Promise<void> {
+  app.post(
+    '/api/v1/org',
+    {
+      config: { permission: 'orgs:create' },
+      schema: {
+        tags: ['organizations'],
+        summary: "Create an organization below the caller's (Admin)",
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 128 }),
+            parent_id: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 64,
+                description: "The caller's organization or one below it; defaults to the caller's.",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: responses({ 201: Org }, [400, 401, 403, 404, 413, 415]),
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(present(await createOrg(contextOf(request), request.body))),
+  );
+
+  app.get(
+    '/api/v2/org',
+    {
+      config: { permission: 'orgs:read' },
+      schema: {
+        tags: ['organizations'],
+        summary: "The caller's organization and every organization below it",
+        response: responses({ 200: Type.Object({ results: Type.Array(Org) }) }, [401, 403]),
+      },
+    },
+    async (request) => ({ results: (await listVisibleOrgs(contextOf(request))).map(present) }),
+  );
+
+  app.get(
+    '/api/v1/org/:id',
+    {
+      config: { permission: 'orgs:read' },
+      schema: {
+        tags: ['organizations'],
+        summary: "One organization in the caller's subtree",
+        params: IdParams,
+        response: responses({ 200: Org }, [401, 403, 404]),
+      },
+    },
+    async (request) => present(await getVisibleOrg(contextOf(request), request.params.id)),
+  );
+}

@@ -1,0 +1,101 @@
+import type { Executor, UsersTable } from '../../db/types.js';
+
+export type UserRow = UsersTable;
+
+export async function insertUser(db: Executor, user: UserRow, roleIds: readonly string[]): Promise<void> {
+  await db.insertInto('users').values(user).execute();
+  if (roleIds.length > 0) {
+    await db
+      .insertInto('user_roles')
+      .values(roleIds.map((role_id) => ({ user_id: user.id, role_id })))
+      .execute();
+  }
+}
+
+export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserByEmail(db: Executor, emailNormalized: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('email_normalized', '=', emailNormalized)
+    .executeTakeFirst();
+}
+
+export async function roleIdsOf(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('user_roles')
+    .select('role_id')
+    .where('user_id', '=', userId)
+    .orderBy('role_id')
+    .execute();
+  return rows.map((row) => row.role_id);
+}
+
+export async function findFirstAdmin(db: Executor): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .innerJoin('user_roles', 'user_roles.user_id', 'users.id')
+    .selectAll('users')
+    .where('user_roles.role_id', '=', 'admin')
+    .orderBy('users.created_at')
+    .orderBy('users.id')
+    .executeTakeFirst();
+}
+
+export async function setPassword(
+  db: Executor,
+  userId: string,
+  passwordHash: string,
+  changeRequired: boolean,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, password_change_required: changeRequired ? 1 : 0 })
+    .where('id', '=', userId)
+    .execute();
+}
+
+export async function markEmailVerified(db: Executor, userId: string, at: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ email_verified_at: at })
+    .where('id', '=', userId)
+    .where('email_verified_at', 'is', null)
+    .execute();
+}
+
+export async function insertVerificationToken(
+  db: Executor,
+  row: { token_hash: string; user_id: string; expires_at: number },
+): Promise<void> {
+  await db
+    .insertInto('email_verifications')
+    .values({ ...row, used_at: null })
+    .execute();
+}
+
+export async function findVerificationToken(db: Executor, tokenHash: string) {
+  return db
+    .selectFrom('email_verifications')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Marks a token used; false when another request used it first (single use under concurrency). */
+export async function consumeVerificationToken(
+  db: Executor,
+  tokenHash: string,
+  at: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('email_verifications')
+    .set({ used_at: at })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -1,0 +1,94 @@
+import { Type } from 'typebox';
+import { contextOf } from '../../http/auth.js';
+import type { App } from '../../http/types.js';
+import { responses } from '../../http/schemas.js';
+import { createUser, describeMe, verifyEmail } from './service.js';
+
+const RoleRef = Type.Object({ id: Type.String(), name: Type.String() });
+
+export const EMAIL_PATTERN = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
+
+const NewUserBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    email: Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN }),
+    password: Type.String({
+      minLength: 8,
+      maxLength: 1024,
+      description: 'Initial password; changed at first login.',
+    }),
+    roles: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      minItems: 1,
+      maxItems: 16,
+      description: 'Role ids from GET /api/v2/role.',
+    }),
+    org_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "Organization of the new user: the caller's or one below it. Defaults to the caller's.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), roles: Type.Array(RoleRef) });
+
+const Me = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  email: Type.String(),
+  org_id: Type.String(),
+  org: Type.Object({ id: Type.String(), name: Type.String() }),
+  roles: Type.Array(RoleRef),
+});
+
+export async function userRoutes(app: App): Promise<void> {
+  app.post(
+    '/api/v1/user',
+    {
+      config: { permission: 'users:create' },
+      schema: {
+        tags: ['users'],
+        summary: 'Add a user (Admin)',
+        description:
+          'E-mail addresses are unique case-insensitively (409). The new user receives an e-mail with a ' +
+          'single-use verification link valid for 24 hours, and must change the password at first login.',
+        body: NewUserBody,
+        response: responses({ 201: CreatedUser }, [400, 401, 403, 404, 409, 413, 415]),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createUser(contextOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/v1/user/verify-email',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['users'],
+        summary: 'Follow the e-mail verification link',
+        querystring: Type.Object({ token: Type.String({ minLength: 1, maxLength: 256 }) }),
+        response: responses(
+          { 200: Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String() }) },
+          [400],
+        ),
+      },
+    },
+    async (request) => verifyEmail(app.ctx, request.query.token),
+  );
+
+  app.get(
+    '/api/v1/user/me',
+    {
+      config: { permission: 'profile:own' },
+      schema: {
+        tags: ['users'],
+        summary: 'The caller, with organization and roles',
+        response: responses({ 200: Me }, [401, 403]),
+      },
+    },
+    async (request) => describeMe(contextOf(request)),
+  );
+}

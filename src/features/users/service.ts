@@ -1,0 +1,122 @@
+import type { AppContext, ServiceContext } from '../../context.js';
+import { isUniqueViolation } from '../../db/connect.js';
+import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { hashPassword } from '../../lib/passwords.js';
+import { hashToken, newToken } from '../../lib/tokens.js';
+import { findRole } from '../roles/catalog.js';
+import { findOrg, isInSubtree } from '../orgs/repo.js';
+import { normalizeEmail, roleRefs } from './presenter.js';
+import * as repo from './repo.js';
+
+export const VERIFICATION_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface NewUser {
+  name: string;
+  email: string;
+  password: string;
+  roles: string[];
+  org_id?: string;
+}
+
+export async function createUser(ctx: ServiceContext, input: NewUser) {
+  const roleIds = [...new Set(input.roles)];
+  const unknown = roleIds.filter((id) => findRole(id) === undefined);
+  if (unknown.length > 0) {
+    throw badRequest(
+      `Unknown role id: ${unknown.join(', ')}. List the roles with GET /api/v2/role.`,
+      unknown.map((id) => ({ field: 'roles', message: `"${id}" is not a role id` })),
+    );
+  }
+  const orgId = input.org_id ?? ctx.actor.orgId;
+  if (!(await isInSubtree(ctx.db, ctx.actor.orgId, orgId))) throw notFound('Organization');
+
+  const emailNormalized = normalizeEmail(input.email);
+  const passwordHash = await hashPassword(input.password);
+  const now = ctx.clock.now();
+  const user: repo.UserRow = {
+    id: newId(now),
+    org_id: orgId,
+    name: input.name,
+    email: input.email.trim(),
+    email_normalized: emailNormalized,
+    password_hash: passwordHash,
+    email_verified_at: null,
+    password_change_required: 1,
+    created_at: now,
+  };
+  const { token, hash } = newToken();
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      if ((await repo.findUserByEmail(trx, emailNormalized)) !== undefined) throw emailTaken();
+      await repo.insertUser(trx, user, roleIds);
+      await repo.insertVerificationToken(trx, {
+        token_hash: hash,
+        user_id: user.id,
+        expires_at: now + VERIFICATION_TTL_MS,
+      });
+      await ctx.mailer.enqueue(trx, verificationEmail(ctx, user, token));
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? emailTaken() : error;
+  }
+  ctx.mailer.kick();
+  return { id: user.id, name: user.name, roles: roleRefs(roleIds) };
+}
+
+function emailTaken() {
+  return conflict('A user with this e-mail address already exists.');
+}
+
+function verificationEmail(ctx: AppContext, user: repo.UserRow, token: string) {
+  const link = `${ctx.config.publicUrl}/api/v1/user/verify-email?token=${token}`;
+  return {
+    to: user.email,
+    subject: 'Verify your e-mail address for edgewatch',
+    text: [
+      `Hello ${user.name},`,
+      '',
+      'An account was created for you on edgewatch. Open this link to verify your e-mail address:',
+      '',
+      link,
+      '',
+      'The link works once and expires in 24 hours. Then log in with POST /api/v1/auth/login;',
+      'at the first login you choose a new password.',
+    ].join('\n'),
+  };
+}
+
+export async function verifyEmail(
+  ctx: AppContext,
+  token: string,
+): Promise<{ status: 'SUCCESS'; message: string }> {
+  const tokenHash = hashToken(token);
+  const now = ctx.clock.now();
+  const invalid = badRequest(
+    'This verification link is invalid or has expired. Ask an administrator for a new one.',
+  );
+  const record = await repo.findVerificationToken(ctx.db, tokenHash);
+  if (record === undefined || record.expires_at <= now) throw invalid;
+  if (record.used_at !== null)
+    throw badRequest('This verification link has already been used; you can log in.');
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await repo.consumeVerificationToken(trx, tokenHash, now))) {
+      throw badRequest('This verification link has already been used; you can log in.');
+    }
+    await repo.markEmailVerified(trx, record.user_id, now);
+  });
+  return { status: 'SUCCESS', message: 'Your e-mail address is verified. You can now log in.' };
+}
+
+export async function describeMe(ctx: ServiceContext) {
+  const org = await findOrg(ctx.db, ctx.actor.orgId);
+  if (org === undefined) throw notFound('Organization');
+  return {
+    id: ctx.actor.userId,
+    name: ctx.actor.name,
+    email: ctx.actor.email,
+    org_id: org.id,
+    org: { id: org.id, name: org.name },
+    roles: roleRefs(ctx.actor.roleIds),
+  };
+}

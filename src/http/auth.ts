@@ -1,0 +1,31 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceContext } from '../context.js';
+import { authenticate } from '../features/apikeys/service.js';
+import { AppError, forbidden, unauthorized } from './errors.js';
+
+/**
+ * Runs before body parsing on every route that names a permission: the key decides 401, the
+ * key's roles decide 403. Ownership (404) is the services' business.
+ */
+export async function authHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  const permission = request.routeOptions.config.permission;
+  if (permission === undefined) return;
+  const header = request.headers['x-api-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key === undefined || key === '') {
+    throw unauthorized('An API key is required: send it in the X-API-KEY header.');
+  }
+  const actor = await authenticate(request.server.ctx, key);
+  if (actor === undefined) throw unauthorized('The API key is unknown or has been revoked.');
+  request.actor = actor;
+  if (!actor.permissions.has(permission)) {
+    throw forbidden(`Your roles do not allow this operation (it needs the "${permission}" permission).`);
+  }
+}
+
+/** The service context of an authenticated request. */
+export function contextOf(request: FastifyRequest): ServiceContext {
+  const actor = request.actor;
+  if (actor === undefined) throw new AppError(500, 'Route is missing its permission declaration.');
+  return { ...request.server.ctx, actor };
+}

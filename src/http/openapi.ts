@@ -1,0 +1,22 @@
+export const openApiInfo = {
+  title: 'edgewatch API',
+  version: '0.1.0',
+  description: [
+    'Users, roles, API keys and organizations for the operators of an edge fleet.',
+    '',
+    '**Authentication.** Every `/api/` route needs an `X-API-KEY` header. No key, or an unknown or revoked',
+    'key, answers 401; a valid key whose roles do not allow the operation answers 403; a resource that does',
+    'not exist or that the caller may not see answers 404 (existence is never revealed).',
+    '',
+    '**Requests.** Bodies are JSON (`Content-Type: application/json`, otherwise 415) of at most 64 KiB',
+    '(otherwise 413). Unknown fields are refused with 400. An empty body under the JSON content type is',
+    'accepted on routes that take no body. Trailing slashes in paths never matter.',
+    '',
+    '**Errors.** Every error has the body `{statusCode, errorCode, message, details?}` where `errorCode`',
+    'is the HTTP reason in upper snake case (e.g. `NOT_FOUND`) and `details` lists invalid fields.',
+    'Every response carries `X-Request-Id`.',
+    '',
+    '**Successes.** Creates answer 201; everything else that succeeds answers 200. Timestamps of users,',
+    'keys and organizations are ISO 8601 in UTC.',
+  ].join('\n'),
+};

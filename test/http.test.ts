@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function expectErrorShape(body: any, status: number, errorCode: string) {
+  expect(body).toMatchObject({ statusCode: status, errorCode });
+  expect(typeof body.message).toBe('string');
+  expect(body.message.length).toBeGreaterThan(5);
+  expect(Object.keys(body).every((k) => ['statusCode', 'errorCode', 'message', 'details'].includes(k))).toBe(
+    true,
+  );
+}
+
+describe('transport rules', () => {
+  it('answers unknown routes with 404 in the error shape', async () => {
+    const res = await t.request('GET', '/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expectErrorShape(res.body, 404, 'NOT_FOUND');
+  });
+
+  it('answers a known path with a wrong method with 405 and Allow', async () => {
+    const res = await t.request('PATCH', '/api/v2/role');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toContain('GET');
+    expectErrorShape(res.body, 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('ignores trailing slashes', async () => {
+    const a = await t.request('GET', '/api/v2/role');
+    const b = await t.request('GET', '/api/v2/role/');
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+  });
+
+  it('puts a request id on every response and keeps a sane caller-given one', async () => {
+    const generated = await t.request('GET', '/healthz');
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const given = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const hostile = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'a b\u0001' } });
+    expect(hostile.headers['x-request-id']).not.toBe('a b\u0001');
+    const failed = await t.request('GET', '/nope');
+    expect(failed.headers['x-request-id']).toBeDefined();
+  });
+
+  it('refuses non-JSON bodies with 415', async () => {
+    const res = await t.request('POST', '/api/v1/org', {
+      payload: 'name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(res.status).toBe(415);
+    expectErrorShape(res.body, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('accepts a JSON content type with a charset', async () => {
+    const res = await t.request('POST', '/api/v1/org', {
+      payload: JSON.stringify({ name: 'Charset org' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it('refuses malformed JSON with 400', async () => {
+    const res = await t.request('POST', '/api/v1/org', {
+      payload: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expectErrorShape(res.body, 400, 'BAD_REQUEST');
+  });
+
+  it('refuses prototype-polluting JSON with 400', async () => {
+    const res = await t.request('POST', '/api/v1/org', {
+      payload: '{"name":"x","__proto__":{"admin":true}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('refuses bodies over 64 KiB with 413', async () => {
+    const res = await t.request('POST', '/api/v1/org', { body: { name: 'x'.repeat(70 * 1024) } });
+    expect(res.status).toBe(413);
+    expectErrorShape(res.body, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('accepts the JSON content type with an empty body on body-less routes', async () => {
+    const res = await t.request('GET', '/api/v2/role', { headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    const del = await t.request('DELETE', '/api/v1/apikey/unknown-id', {
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(del.status).toBe(404);
+  });
+});
+
+describe('health, metrics and documentation', () => {
+  it('serves /healthz and /readyz without a key', async () => {
+    expect((await t.request('GET', '/healthz', { key: null })).body).toEqual({ status: 'ok' });
+    expect((await t.request('GET', '/readyz', { key: null })).body).toEqual({ status: 'ok' });
+  });
+
+  it('serves Prometheus metrics with request counts by route and status', async () => {
+    await t.request('GET', '/api/v2/role');
+    const res = await t.request('GET', '/metrics', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.text).toMatch(
+      /http_requests_total\{method="GET",route="\/api\/v2\/role",status_code="200"\} \d+/,
+    );
+    expect(res.text).toContain('http_request_duration_seconds_bucket');
+  });
+
+  it('serves an OpenAPI 3 document of every API route and a docs page', async () => {
+    const res = await t.request('GET', '/openapi.json', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    for (const path of [
+      '/api/v2/role',
+      '/api/v1/user',
+      '/api/v1/auth/login',
+      '/api/v1/apikey',
+      '/api/v2/apikey',
+      '/api/v1/apikey/{id}',
+      '/api/v1/org',
+      '/api/v2/org',
+      '/api/v1/org/{id}',
+      '/api/v1/user/me',
+      '/api/v1/user/verify-email',
+    ]) {
+      expect(Object.keys(res.body.paths)).toContain(path);
+    }
+    expect(res.body.components.securitySchemes.apiKey).toMatchObject({ in: 'header', name: 'X-API-KEY' });
+    const docs = await t.request('GET', '/docs', { key: null });
+    expect([200, 302]).toContain(docs.status);
+  });
+});
