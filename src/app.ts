@@ -23,8 +23,9 @@ export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(ctx: AppContext): Promise<App> {
+  const loggerInstance: FastifyBaseLogger = ctx.logger;
   const app = Fastify({
-    loggerInstance: ctx.logger as FastifyBaseLogger,
+    loggerInstance,
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     trustProxy: false,

@@ -8,6 +8,10 @@ import type { Database, Db } from './types.js';
 
 const INT8_OID = 20;
 
+// Epoch-ms timestamps are bigint columns; they fit a JS number exactly, so read them as numbers.
+const typeParser = ((oid: number, format?: 'text') =>
+  oid === INT8_OID ? Number : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser;
+
 export interface ConnectOptions {
   /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
   schema?: string;
@@ -28,13 +32,7 @@ export function connectDatabase(target: DatabaseTarget, options: ConnectOptions 
     connectionString: target.url,
     max: options.poolSize ?? 10,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
-    // Epoch-ms timestamps are bigint columns; they fit a JS number exactly, so read them as numbers.
-    types: {
-      getTypeParser: ((oid: number, format?: string) =>
-        oid === INT8_OID
-          ? Number
-          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-    },
+    types: { getTypeParser: typeParser },
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
