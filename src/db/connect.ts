@@ -10,7 +10,9 @@ const INT8_OID = 20;
 
 // Epoch-ms timestamps are bigint columns; they fit a JS number exactly, so read them as numbers.
 const typeParser = ((oid: number, format?: 'text') =>
-  oid === INT8_OID ? Number : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser;
+  oid === INT8_OID
+    ? Number
+    : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser;
 
 export interface ConnectOptions {
   /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
