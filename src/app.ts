@@ -18,6 +18,8 @@ import { userRoutes } from './features/users/routes.js';
 import { authRoutes } from './features/auth/routes.js';
 import { apiKeyRoutes } from './features/apikeys/routes.js';
 import { orgRoutes } from './features/orgs/routes.js';
+import { webhookRoutes } from './features/webhooks/routes.js';
+import { alertRoutes } from './features/alerts/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -111,5 +113,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(authRoutes);
   await app.register(apiKeyRoutes);
   await app.register(orgRoutes);
+  await app.register(webhookRoutes);
+  await app.register(alertRoutes);
   return app;
 }

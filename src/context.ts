@@ -5,6 +5,9 @@ import type { Clock } from './lib/clock.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ApiKeyCache } from './features/apikeys/key-cache.js';
 import type { Permission } from './features/roles/catalog.js';
+import type { SecretBox } from './lib/secret-box.js';
+import type { Network } from './net/addresses.js';
+import type { OutboundClient } from './net/outbound.js';
 
 /** Everything a service may need, built once at start and shared by the API, the worker and the CLI. */
 export interface AppContext {
@@ -14,6 +17,12 @@ export interface AppContext {
   logger: Logger;
   mailer: Mailer;
   apiKeyCache: ApiKeyCache;
+  /** Seals webhook secrets at rest. */
+  secretBox: SecretBox;
+  /** The one client for calls to customer endpoints (verify, test, notifications). */
+  webhookClient: OutboundClient;
+  /** WEBHOOK_ALLOWED_NETWORKS, parsed. */
+  allowedNetworks: Network[];
 }
 
 /** Who is calling: resolved from the API key before any handler runs. */

@@ -6,10 +6,17 @@ import { migrateToLatest } from './db/migrate.js';
 import { ApiKeyCache } from './features/apikeys/key-cache.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Mailer } from './mail/mailer.js';
+import { loadSecretKey, SecretBox } from './lib/secret-box.js';
+import { parseNetworks } from './net/addresses.js';
+import { OutboundClient } from './net/outbound.js';
+
+export const USER_AGENT = 'edgewatch-webhooks/0.1';
 
 export interface OpenOptions extends ConnectOptions {
   clock?: Clock;
   migrate?: boolean;
+  /** PEM certificates trusted for webhook calls in addition to the system roots (tests' own CA). */
+  extraTrustedCertificates?: string[];
 }
 
 /** Connects, migrates and wires the shared context that the API, the worker and the CLI all use. */
@@ -27,10 +34,26 @@ export async function openContext(
   }
   const clock = options.clock ?? systemClock;
   const mailer = new Mailer({ db, clock, logger, smtpUrl: config.smtpUrl });
-  return { db, config, clock, logger, mailer, apiKeyCache: new ApiKeyCache() };
+  const webhookClient = new OutboundClient({
+    allowedNetworks: config.webhookAllowedNetworks,
+    userAgent: USER_AGENT,
+    ...(options.extraTrustedCertificates === undefined ? {} : { extraTrustedCertificates: options.extraTrustedCertificates }),
+  });
+  return {
+    db,
+    config,
+    clock,
+    logger,
+    mailer,
+    apiKeyCache: new ApiKeyCache(),
+    secretBox: new SecretBox(loadSecretKey(config)),
+    webhookClient,
+    allowedNetworks: parseNetworks(config.webhookAllowedNetworks),
+  };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.mailer.close();
+  await ctx.webhookClient.close();
   await ctx.db.destroy();
 }

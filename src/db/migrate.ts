@@ -1,18 +1,36 @@
-import { Migrator, type Migration } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Migration } from 'kysely';
 import type { Db } from './types.js';
 import * as foundation from './migrations/0001_foundation.js';
+import * as webhooks from './migrations/0002_webhooks.js';
+import * as alerts from './migrations/0003_alerts.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_webhooks': webhooks,
+  '0003_alerts': alerts,
 };
 
 export interface MigrationReport {
   applied: string[];
 }
 
+/**
+ * PostgreSQL: the schema the tables go to. Kysely looks for its bookkeeping tables in every schema
+ * unless told which one, so another schema's copy (another app, a parallel test) would be taken for ours.
+ */
+async function migrationSchema(db: Db): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
+
 export async function migrateToLatest(db: Db): Promise<MigrationReport> {
-  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(migrations) },
+    migrationTableSchema: await migrationSchema(db),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error !== undefined || failed !== undefined) {

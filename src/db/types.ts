@@ -68,6 +68,49 @@ export interface LoginAttemptsTable {
   at: number;
 }
 
+export type WebhookDisabledReason = 'unverified' | 'edited' | 'failing';
+
+export interface WebhooksTable {
+  id: string;
+  user_id: string;
+  name: string;
+  url: string;
+  /** JSON object of extra header name → value. */
+  headers: string;
+  /** JSON object of metadata label → value. */
+  labels: string;
+  /** The webhook secret, AES-256-GCM sealed (see lib/secret-box). */
+  secret_sealed: string;
+  is_enabled: number;
+  disabled_reason: WebhookDisabledReason | null;
+  consecutive_failures: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmailChannelsTable {
+  id: string;
+  user_id: string;
+  created_at: number;
+}
+
+export interface AlertsTable {
+  id: string;
+  user_id: string;
+  /** settings.org_id: the organization whose resources are watched. */
+  org_id: string;
+  name: string;
+  type: string;
+  /** Comma-separated states, normalized; null for types without states. */
+  alert_me: string | null;
+  duration_minutes: number | null;
+  include_child: number;
+  channel_type: 'email' | 'webhook';
+  webhook_id: string | null;
+  email_channel_id: string | null;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -77,6 +120,9 @@ export interface Database {
   email_verifications: EmailVerificationsTable;
   email_outbox: EmailOutboxTable;
   login_attempts: LoginAttemptsTable;
+  webhooks: WebhooksTable;
+  email_channels: EmailChannelsTable;
+  alerts: AlertsTable;
 }
 
 export type Db = Kysely<Database>;

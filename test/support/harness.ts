@@ -51,6 +51,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** PEM certificates the webhook client trusts besides the system roots (the test CA). */
+  extraTrustedCertificates?: string[];
 }
 
 /** The service on a fresh database of the dialect under test, bootstrapped with ADMIN_KEY. */
@@ -72,11 +74,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const ctx = await openContext(
-    config,
-    logger,
-    database.schema === undefined ? {} : { schema: database.schema },
-  );
+  const ctx = await openContext(config, logger, {
+    ...(database.schema === undefined ? {} : { schema: database.schema }),
+    ...(options.extraTrustedCertificates === undefined
+      ? {}
+      : { extraTrustedCertificates: options.extraTrustedCertificates }),
+  });
   await bootstrap(ctx, { presetKey: ADMIN_KEY });
   const app = await buildApp(ctx);
   await app.ready();

@@ -1,0 +1,62 @@
+// A complete webhook receiver for edgewatch: node's standard library only.
+//   WEBHOOK_SECRET=...  PORT=9443  [TLS_CERT=cert.pem TLS_KEY=key.pem]  node examples/receiver.mjs
+// With TLS_CERT/TLS_KEY it serves HTTPS itself; without, it expects a TLS-terminating proxy in front.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+
+const secret = process.env.WEBHOOK_SECRET;
+if (!secret) throw new Error('Set WEBHOOK_SECRET to the secret edgewatch returned for the webhook');
+const port = Number(process.env.PORT ?? 9443);
+const toleranceMs = 5 * 60 * 1000;
+
+const hmacHex = (timestamp, payload) => createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
+const sameText = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+function send(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, 'https://receiver.invalid');
+  const timestamp = req.headers['x-service-timestamp'];
+
+  // 1. Verification: GET ?challenge=... → echo it with the HMAC of "timestamp.challenge".
+  if (req.method === 'GET' && url.searchParams.has('challenge')) {
+    const challenge = url.searchParams.get('challenge');
+    return send(res, 200, { challenge, challenge_response: hmacHex(timestamp, challenge) });
+  }
+
+  // 2. Notifications: POST with a signed JSON body. Check before trusting anything in it.
+  if (req.method === 'POST') {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const signature = String(req.headers['x-service-signature'] ?? '');
+    if (!/^\d+$/.test(String(timestamp)) || Math.abs(Date.now() - Number(timestamp)) > toleranceMs) {
+      return send(res, 400, { error: 'stale or missing timestamp' });
+    }
+    if (!signature.startsWith('v1=') || !sameText(signature.slice(3), hmacHex(timestamp, raw))) {
+      return send(res, 401, { error: 'bad signature' });
+    }
+    const event = JSON.parse(raw);
+    console.log(`${event.type} ${event.current_state}: ${event.message} (delivery ${req.headers['x-service-delivery']})`);
+    return send(res, 200, { received: event.id });
+  }
+
+  send(res, 404, { error: 'not found' });
+}
+
+const listener = (req, res) =>
+  handle(req, res).catch((error) => {
+    console.error(error);
+    send(res, 500, { error: 'receiver failed' });
+  });
+
+const server =
+  process.env.TLS_CERT && process.env.TLS_KEY
+    ? https.createServer({ cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) }, listener)
+    : http.createServer(listener);
+server.listen(port, () => console.log(`receiver listening on port ${port}`));

@@ -1,0 +1,87 @@
+import type { AlertsTable, Executor } from '../../db/types.js';
+import { isUniqueViolation } from '../../db/connect.js';
+import { newId } from '../../lib/ids.js';
+
+export type AlertRow = AlertsTable;
+
+export interface AlertView extends AlertRow {
+  creator_name: string;
+  webhook_name: string | null;
+}
+
+export async function insertAlert(db: Executor, row: AlertRow): Promise<void> {
+  await db.insertInto('alerts').values(row).execute();
+}
+
+export async function updateAlert(db: Executor, id: string, changes: Partial<AlertRow>): Promise<void> {
+  await db.updateTable('alerts').set(changes).where('id', '=', id).execute();
+}
+
+function viewQuery(db: Executor, userId: string) {
+  return db
+    .selectFrom('alerts')
+    .innerJoin('users', 'users.id', 'alerts.user_id')
+    .leftJoin('webhooks', 'webhooks.id', 'alerts.webhook_id')
+    .selectAll('alerts')
+    .select(['users.name as creator_name', 'webhooks.name as webhook_name'])
+    .where('alerts.user_id', '=', userId);
+}
+
+export async function listOwnAlerts(db: Executor, userId: string): Promise<AlertView[]> {
+  return viewQuery(db, userId).orderBy('alerts.created_at').orderBy('alerts.id').execute();
+}
+
+export async function findOwnAlert(db: Executor, id: string, userId: string): Promise<AlertView | undefined> {
+  return viewQuery(db, userId).where('alerts.id', '=', id).executeTakeFirst();
+}
+
+export async function deleteAlert(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('alerts').where('id', '=', id).execute();
+}
+
+export async function deleteAlerts(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('alerts').where('id', 'in', ids).execute();
+}
+
+export async function countWebhookAlertsOfUser(db: Executor, userId: string, exceptId?: string): Promise<number> {
+  let query = db
+    .selectFrom('alerts')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('channel_type', '=', 'webhook');
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function alertIdsUsingWebhook(db: Executor, webhookId: string): Promise<string[]> {
+  const rows = await db.selectFrom('alerts').select('id').where('webhook_id', '=', webhookId).orderBy('id').execute();
+  return rows.map((row) => row.id);
+}
+
+/** Live number of alerts per webhook: counted, never stored, so it cannot drift. */
+export async function subscriptionCounts(db: Executor, webhookIds: readonly string[]): Promise<Map<string, number>> {
+  if (webhookIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('alerts')
+    .select(['webhook_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('webhook_id', 'in', webhookIds)
+    .groupBy('webhook_id')
+    .execute();
+  return new Map(rows.map((row) => [row.webhook_id ?? '', Number(row.n)]));
+}
+
+/** The user's e-mail channel resource, made the first time an alert needs it. */
+export async function ensureEmailChannel(db: Executor, userId: string, now: number): Promise<string> {
+  const existing = await db.selectFrom('email_channels').select('id').where('user_id', '=', userId).executeTakeFirst();
+  if (existing !== undefined) return existing.id;
+  const id = newId(now);
+  try {
+    await db.insertInto('email_channels').values({ id, user_id: userId, created_at: now }).execute();
+    return id;
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const raced = await db.selectFrom('email_channels').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
+    return raced.id;
+  }
+}

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import type { OutboundResponse } from '../../net/outbound.js';
+import { hmacHex, safeEqual } from '../../notifications/signing.js';
+
+export const VERIFY_DEADLINE_MS = 3_000;
+
+/** ≥ 32 URL-safe characters (43 here), fresh for every verification. */
+export function newChallenge(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function challengeUrl(url: string, challenge: string): string {
+  const target = new URL(url);
+  target.searchParams.append('challenge', challenge);
+  return target.toString();
+}
+
+/**
+ * Judges the endpoint's answer to a challenge. Returns undefined when it is right, else the exact
+ * reason, phrased so the endpoint's developer knows what to change.
+ */
+export function challengeAnswerProblem(
+  response: Pick<OutboundResponse, 'status' | 'body' | 'truncated'>,
+  expected: { secret: string; timestamp: string; challenge: string },
+): string | undefined {
+  if (response.status !== 200) return `The endpoint answered status ${response.status}; it must answer 200.`;
+  if (response.truncated) return 'The answer is larger than 64 KiB; send only the JSON object.';
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body.toString('utf8'));
+  } catch {
+    return 'The answer body is not JSON; send {"challenge": "...", "challenge_response": "..."}.';
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return 'The answer is JSON but not an object; send {"challenge": "...", "challenge_response": "..."}.';
+  }
+  const { challenge, challenge_response: answer } = body as Record<string, unknown>;
+  if (typeof challenge !== 'string') return 'The answer has no "challenge" field; echo the challenge query parameter.';
+  if (!safeEqual(challenge, expected.challenge)) {
+    return 'The "challenge" in the answer differs from the one sent in the challenge query parameter.';
+  }
+  if (typeof answer !== 'string') return 'The answer has no "challenge_response" field.';
+  const right = hmacHex(expected.secret, expected.timestamp, expected.challenge);
+  if (!safeEqual(answer, right)) {
+    return (
+      'The "challenge_response" is wrong: it must be the lower-case hex HMAC-SHA256, keyed with the webhook ' +
+      'secret, of the X-Service-Timestamp header value, a dot, and the challenge.'
+    );
+  }
+  return undefined;
+}

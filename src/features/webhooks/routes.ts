@@ -1,0 +1,123 @@
+import { Type } from 'typebox';
+import { contextOf } from '../../http/auth.js';
+import type { App } from '../../http/types.js';
+import { IdParams, responses } from '../../http/schemas.js';
+import * as schemas from './schemas.js';
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './service.js';
+import { testWebhook } from './test-send.js';
+import { verifyWebhook } from './verify.js';
+
+const tags = ['webhooks'];
+
+export async function webhookRoutes(app: App): Promise<void> {
+  app.post(
+    '/api/v1/webhook',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Register a webhook (created disabled; verify it to enable)',
+        description: 'At most MAX_WEBHOOKS_PER_USER (default 3) per user → 422.',
+        body: schemas.CreateWebhookBody,
+        response: responses({ 201: schemas.WebhookWithSecret }, [400, 401, 403, 413, 415, 422]),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createWebhook(contextOf(request), request.body)),
+  );
+
+  app.post(
+    '/api/v1/webhook/:id/verify',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Prove ownership of the endpoint with a signed challenge',
+        description:
+          'GET {url}?challenge=<random> with the extra headers and X-Service-Timestamp (ms since epoch). The ' +
+          'endpoint must answer within 3 s with 200 and {"challenge": "<same>", "challenge_response": ' +
+          '"<lower-hex HMAC-SHA256(secret, timestamp + \\".\\" + challenge)>"}. SUCCESS enables the webhook; ' +
+          'FAILED says which check failed. Already enabled → 409.',
+        params: IdParams,
+        response: responses({ 200: schemas.VerifyAnswer }, [401, 403, 404, 409]),
+      },
+    },
+    async (request) => verifyWebhook(contextOf(request), request.params.id),
+  );
+
+  app.put(
+    '/api/v1/webhook/:id',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Edit a webhook (disables it until verified again; returns the secret)',
+        params: IdParams,
+        body: schemas.UpdateWebhookBody,
+        response: responses({ 200: schemas.WebhookWithSecret }, [400, 401, 403, 404, 413, 415, 422]),
+      },
+    },
+    async (request) => updateWebhook(contextOf(request), request.params.id, request.body),
+  );
+
+  app.get(
+    '/api/v2/webhook',
+    {
+      config: { permission: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: "The caller's webhooks (a JSON array, oldest first)",
+        response: responses({ 200: Type.Array(schemas.Webhook) }, [401, 403]),
+      },
+    },
+    async (request) => listWebhooks(contextOf(request)),
+  );
+
+  app.get(
+    '/api/v1/webhook/:id',
+    {
+      config: { permission: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'One of the caller\'s webhooks',
+        params: IdParams,
+        response: responses({ 200: schemas.Webhook }, [401, 403, 404]),
+      },
+    },
+    async (request) => getWebhook(contextOf(request), request.params.id),
+  );
+
+  app.post(
+    '/api/v1/webhook/:id/test',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Send one signed sample notification and report the answer',
+        description:
+          'Disabled webhook → 422. Otherwise POSTs a sample notification of alert_type (signed like real ' +
+          'notifications; see docs/notifications.md), waits at most 5 s, never retries, and never counts ' +
+          'towards the failures that disable a webhook.',
+        params: IdParams,
+        body: schemas.TestBody,
+        response: responses({ 200: schemas.TestAnswer }, [400, 401, 403, 404, 413, 415, 422]),
+      },
+    },
+    async (request) => testWebhook(contextOf(request), request.params.id, request.body.alert_type),
+  );
+
+  app.delete(
+    '/api/v1/user/webhook/:id',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Remove a webhook',
+        description: 'Used by alerts and no force=true → 409, nothing removed.',
+        params: IdParams,
+        querystring: schemas.DeleteQuery,
+        response: responses({ 200: schemas.DeleteAnswer }, [400, 401, 403, 404, 409]),
+      },
+    },
+    async (request) => deleteWebhook(contextOf(request), request.params.id, request.query.force === 'true'),
+  );
+}

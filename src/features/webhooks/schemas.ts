@@ -1,0 +1,115 @@
+import { Type } from 'typebox';
+import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+
+const StringMap = (description: string, maxProperties: number, valueMax: number) =>
+  Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: valueMax }), {
+    maxProperties,
+    description,
+  });
+
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 128 }),
+  url: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description:
+      'https:// URL of the endpoint, without user name or password. A literal non-public address is refused ' +
+      '(422); names are resolved and checked at every call.',
+  }),
+  metadata: Type.Object(
+    { labels: Type.Optional(StringMap('Identifying labels (at most 32, values up to 256 characters).', 32, 256)) },
+    { additionalProperties: false },
+  ),
+  Header: Type.Record(Type.String(), Type.String(), {
+    description:
+      'Extra headers sent with every call: at most 3, names and values together at most 2,048 characters, ' +
+      'names are HTTP tokens, values without CR/LF; Host, Content-Length, Content-Type, Transfer-Encoding, ' +
+      'Connection, User-Agent and every X-Service-* and webhook-* name are refused.',
+  }),
+  secret: Type.String({
+    pattern: '^[\\x21-\\x7E]{16,256}$',
+    description: '16–256 printable ASCII characters without spaces. Generated (32 random bytes) when omitted.',
+  }),
+};
+
+export const CreateWebhookBody = Type.Object(
+  {
+    name: fields.name,
+    url: fields.url,
+    metadata: Type.Optional(fields.metadata),
+    Header: Type.Optional(fields.Header),
+    secret: Type.Optional(fields.secret),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    name: Type.Optional(fields.name),
+    url: Type.Optional(fields.url),
+    metadata: Type.Optional(fields.metadata),
+    Header: Type.Optional(fields.Header),
+    secret: Type.Optional(fields.secret),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'At least one field; any edit disables the webhook.' },
+);
+
+export const WebhookWithSecret = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  is_enabled: Type.Boolean({ description: 'Always false here: a new or edited webhook must be verified.' }),
+  secret: Type.String({ description: 'Store it: it signs challenges and notifications. Only shown here.' }),
+});
+
+export const Webhook = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  metadata: Type.Object({ labels: Type.Record(Type.String(), Type.String()) }),
+  headers: Type.Record(Type.String(), Type.String()),
+  is_enabled: Type.Boolean(),
+  disabled_reason: Type.Union([Type.Literal('unverified'), Type.Literal('edited'), Type.Literal('failing'), Type.Null()], {
+    description: 'Why the webhook is disabled; null when enabled.',
+  }),
+  created_at: Type.String({ description: 'ISO 8601, UTC.' }),
+  created_by: Type.Object({ id: Type.String(), name: Type.String() }),
+  subscription_count: Type.Integer({ description: 'How many alerts use this webhook now.' }),
+});
+
+export const VerifyAnswer = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILED')]),
+  message: Type.String({ description: 'On FAILED, exactly which check failed.' }),
+});
+
+export const TestBody = Type.Object(
+  { alert_type: Type.Union(NOTIFICATION_TYPES.map((type) => Type.Literal(type))) },
+  { additionalProperties: false },
+);
+
+export const TestAnswer = Type.Object({
+  status: Type.Union([Type.Integer(), Type.Null()], { description: "The endpoint's HTTP status; null when none came." }),
+  response: Type.Unknown({
+    description: "The endpoint's body: parsed JSON when it is JSON, else text (at most 64 KiB read); null when none came.",
+  }),
+  error: Type.Optional(Type.String({ description: 'Why no HTTP answer came (timeout, refused, TLS, blocked address).' })),
+});
+
+export const DeleteQuery = Type.Object(
+  {
+    force: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true removes the alerts that use the webhook too, in one transaction.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DeleteAnswer = Type.Object({
+  id: Type.String(),
+  message: Type.String(),
+  status: Type.Literal('SUCCESS'),
+  removed_alert_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only with force=true.' })),
+});

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import type { ServiceContext } from '../../context.js';
+import type { WebhookDisabledReason } from '../../db/types.js';
+import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
+import * as repo from './repo.js';
+import { checkWebhookUrl, headerProblems } from './rules.js';
+
+export interface WebhookInput {
+  name?: string;
+  url?: string;
+  metadata?: { labels?: Record<string, string> };
+  Header?: Record<string, string>;
+  secret?: string;
+}
+
+export const DISABLED_WEBHOOK_MESSAGE = 'The webhook is disabled and cannot be associated with the alert.';
+
+function validate(ctx: ServiceContext, input: WebhookInput): void {
+  if (input.url !== undefined) {
+    const verdict = checkWebhookUrl(input.url, ctx.allowedNetworks);
+    if (!verdict.ok) throw new AppError(verdict.status, verdict.message, [{ field: 'url', message: verdict.message }]);
+  }
+  if (input.Header !== undefined) {
+    const problems = headerProblems(input.Header);
+    if (problems.length > 0) {
+      const first = problems[0];
+      throw badRequest(`Header ${first === undefined ? 'is invalid' : `"${first.field}" ${first.message}`}.`, problems);
+    }
+  }
+}
+
+/** 32 random bytes, URL-safe: within the secret alphabet (0x21–0x7E) and ≥ 32 bytes of entropy. */
+function generateSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function createdAnswer(row: repo.WebhookRow, secret: string) {
+  return { id: row.id, name: row.name, url: row.url, is_enabled: row.is_enabled === 1, secret };
+}
+
+export async function createWebhook(ctx: ServiceContext, input: Required<Pick<WebhookInput, 'name' | 'url'>> & WebhookInput) {
+  validate(ctx, input);
+  const now = ctx.clock.now();
+  const secret = input.secret ?? generateSecret();
+  const row: repo.WebhookRow = {
+    id: newId(now),
+    user_id: ctx.actor.userId,
+    name: input.name,
+    url: input.url,
+    headers: JSON.stringify(input.Header ?? {}),
+    labels: JSON.stringify(input.metadata?.labels ?? {}),
+    secret_sealed: ctx.secretBox.seal(secret),
+    is_enabled: 0,
+    disabled_reason: 'unverified',
+    consecutive_failures: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  await ctx.db.transaction().execute(async (trx) => {
+    await repo.lockUser(trx, ctx.actor.userId);
+    const count = await repo.countWebhooksOfUser(trx, ctx.actor.userId);
+    const max = ctx.config.maxWebhooksPerUser;
+    if (count >= max) {
+      throw unprocessable(`You already have ${count} webhooks; at most ${max} are allowed. Remove one first.`);
+    }
+    await repo.insertWebhook(trx, row);
+  });
+  return createdAnswer(row, secret);
+}
+
+export async function updateWebhook(ctx: ServiceContext, id: string, input: WebhookInput) {
+  validate(ctx, input);
+  const existing = await repo.findOwnWebhook(ctx.db, id, ctx.actor.userId);
+  if (existing === undefined) throw notFound('Webhook');
+  const now = Math.max(ctx.clock.now(), existing.updated_at + 1);
+  const secret = input.secret ?? ctx.secretBox.open(existing.secret_sealed);
+  // Any accepted edit disables the webhook until it is verified again (reference: states and transitions).
+  const changes: Partial<repo.WebhookRow> = {
+    ...(input.name === undefined ? {} : { name: input.name }),
+    ...(input.url === undefined ? {} : { url: input.url }),
+    ...(input.Header === undefined ? {} : { headers: JSON.stringify(input.Header) }),
+    ...(input.metadata === undefined ? {} : { labels: JSON.stringify(input.metadata.labels ?? {}) }),
+    ...(input.secret === undefined ? {} : { secret_sealed: ctx.secretBox.seal(input.secret) }),
+    is_enabled: 0,
+    disabled_reason: 'edited' satisfies WebhookDisabledReason,
+    updated_at: now,
+  };
+  await repo.updateWebhook(ctx.db, id, changes);
+  return createdAnswer({ ...existing, ...changes }, secret);
+}
+
+function present(row: repo.WebhookListRow, subscriptionCount: number) {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    metadata: { labels: JSON.parse(row.labels) as Record<string, string> },
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    is_enabled: row.is_enabled === 1,
+    disabled_reason: row.disabled_reason,
+    created_at: new Date(row.created_at).toISOString(),
+    created_by: { id: row.user_id, name: row.creator_name },
+    subscription_count: subscriptionCount,
+  };
+}
+
+export type WebhookView = ReturnType<typeof present>;
+
+export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> {
+  const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId);
+  const counts = await subscriptionCounts(ctx.db, rows.map((row) => row.id));
+  return rows.map((row) => present(row, counts.get(row.id) ?? 0));
+}
+
+export async function getWebhook(ctx: ServiceContext, id: string): Promise<WebhookView> {
+  const row = await repo.findOwnWebhookWithCreator(ctx.db, id, ctx.actor.userId);
+  if (row === undefined) throw notFound('Webhook');
+  const counts = await subscriptionCounts(ctx.db, [row.id]);
+  return present(row, counts.get(row.id) ?? 0);
+}
+
+/** Without force a webhook used by alerts stays; with force it goes with its alerts, atomically. */
+export async function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
+  return ctx.db.transaction().execute(async (trx) => {
+    const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
+    if (row === undefined) throw notFound('Webhook');
+    const alertIds = await alertIdsUsingWebhook(trx, id);
+    if (alertIds.length > 0 && !force) {
+      throw conflict(
+        `The webhook is used by ${alertIds.length} alert(s); delete them first or repeat with ?force=true to delete them too.`,
+      );
+    }
+    await deleteAlerts(trx, alertIds);
+    await repo.deleteWebhook(trx, id);
+    return {
+      id,
+      status: 'SUCCESS' as const,
+      message: alertIds.length > 0 ? `Webhook deleted with ${alertIds.length} alert(s).` : 'Webhook deleted.',
+      ...(force ? { removed_alert_ids: alertIds } : {}),
+    };
+  });
+}
+
+export async function loadOwnWebhook(ctx: ServiceContext, id: string): Promise<repo.WebhookRow> {
+  const row = await repo.findOwnWebhook(ctx.db, id, ctx.actor.userId);
+  if (row === undefined) throw notFound('Webhook');
+  return row;
+}
+
+export function requireEnabled(row: repo.WebhookRow): void {
+  if (row.is_enabled !== 1) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
+}

@@ -1,0 +1,44 @@
+import type { ServiceContext } from '../../context.js';
+import { conflict } from '../../http/errors.js';
+import { OutboundError } from '../../net/outbound.js';
+import { challengeAnswerProblem, challengeUrl, newChallenge, VERIFY_DEADLINE_MS } from './challenge.js';
+import { enableIfUnchanged } from './repo.js';
+import { loadOwnWebhook } from './service.js';
+
+export interface VerifyOutcome {
+  id: string;
+  status: 'SUCCESS' | 'FAILED';
+  message: string;
+}
+
+/**
+ * Load, leave the database, call the endpoint through net/, then record the outcome in a new
+ * statement: no network call ever runs inside a transaction.
+ */
+export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<VerifyOutcome> {
+  const webhook = await loadOwnWebhook(ctx, id);
+  if (webhook.is_enabled === 1) throw conflict('The webhook is already verified and enabled.');
+  const secret = ctx.secretBox.open(webhook.secret_sealed);
+  const challenge = newChallenge();
+  const timestamp = String(ctx.clock.now());
+  const failed = (message: string): VerifyOutcome => ({ id, status: 'FAILED', message: `Verification failed: ${message}` });
+
+  let problem: string | undefined;
+  try {
+    const response = await ctx.webhookClient.send({
+      url: challengeUrl(webhook.url, challenge),
+      method: 'GET',
+      headers: { ...(JSON.parse(webhook.headers) as Record<string, string>), 'X-Service-Timestamp': timestamp },
+      deadlineMs: VERIFY_DEADLINE_MS,
+    });
+    problem = challengeAnswerProblem(response, { secret, timestamp, challenge });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    problem = error.message;
+  }
+  if (problem !== undefined) return failed(problem);
+  if (!(await enableIfUnchanged(ctx.db, id, webhook.updated_at, ctx.clock.now()))) {
+    return failed('the webhook was edited while it was being verified; verify it again.');
+  }
+  return { id, status: 'SUCCESS', message: 'The endpoint answered the challenge correctly; the webhook is enabled.' };
+}

@@ -1,0 +1,62 @@
+/**
+ * Receiver kit: what a webhook endpoint needs to answer edgewatch's challenge and to check the
+ * signature of every notification. Standalone on purpose (node:crypto only), so it can be copied
+ * into a receiver as is; docs/receiving-webhooks.md shows it in a complete server.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** lower-hex HMAC-SHA256(secret, timestamp + "." + payload): the construction for both uses. */
+export function hmacHex(secret: string, timestamp: string, payload: string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex');
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** The body a receiver answers to `GET <url>?challenge=...` (with the X-Service-Timestamp header). */
+export function answerChallenge(
+  secret: string,
+  timestamp: string,
+  challenge: string,
+): { challenge: string; challenge_response: string } {
+  return { challenge, challenge_response: hmacHex(secret, timestamp, challenge) };
+}
+
+/** Whether `response` is the right challenge_response for this secret, timestamp and challenge. */
+export function verifyChallengeResponse(secret: string, timestamp: string, challenge: string, response: string): boolean {
+  return sameText(response, hmacHex(secret, timestamp, challenge));
+}
+
+export interface SignedRequest {
+  /** The raw body exactly as received (before any JSON parsing). */
+  body: string;
+  /** X-Service-Timestamp: milliseconds since the epoch. */
+  timestamp: string | undefined;
+  /** X-Service-Signature: `v1=<hex>`. */
+  signature: string | undefined;
+}
+
+export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Checks a notification: the signature over timestamp + "." + raw body, and a timestamp no further
+ * than `toleranceMs` (default 5 minutes) from now, which refuses replays of old deliveries.
+ */
+export function verifySignature(
+  secret: string,
+  request: SignedRequest,
+  options: { now?: number; toleranceMs?: number } = {},
+): SignatureVerdict {
+  const { timestamp, signature } = request;
+  if (timestamp === undefined || !/^\d{1,16}$/.test(timestamp)) return { ok: false, reason: 'missing or malformed timestamp' };
+  const now = options.now ?? Date.now();
+  if (Math.abs(now - Number(timestamp)) > (options.toleranceMs ?? 300_000)) {
+    return { ok: false, reason: 'timestamp too far from now' };
+  }
+  if (signature === undefined || !signature.startsWith('v1=')) return { ok: false, reason: 'missing or malformed signature' };
+  if (!sameText(signature.slice(3), hmacHex(secret, timestamp, request.body))) return { ok: false, reason: 'signature mismatch' };
+  return { ok: true };
+}
