@@ -10,6 +10,7 @@ import { errorHandler, renderError } from './http/error-handler.js';
 import { RouteTable } from './http/method-not-allowed.js';
 import type { App } from './http/types.js';
 import { openApiInfo } from './http/openapi.js';
+import { NotificationSchema } from './notifications/schema.js';
 import { createHttpMetrics } from './observability/metrics.js';
 import { redactUrl } from './observability/logger.js';
 import { healthRoutes } from './features/health/routes.js';
@@ -52,7 +53,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       throw new Error(`${String(route.method)} ${route.url} must declare the permission it needs, or public`);
     }
     if (route.config?.permission !== undefined) {
-      route.schema = { ...route.schema, security: [{ apiKey: [] }] };
+      // The permission is published too, so clients (and the security tests) can see what each route needs.
+      route.schema = {
+        ...route.schema,
+        security: [{ apiKey: [] }],
+        'x-permission': route.config.permission,
+      } as typeof route.schema;
     }
   });
   app.addHook('onRequest', (request, reply, done) => {
@@ -98,7 +104,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     openapi: {
       openapi: '3.0.3',
       info: openApiInfo,
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } } },
+      components: {
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } },
+        schemas: { Notification: NotificationSchema },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });

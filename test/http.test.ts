@@ -122,7 +122,7 @@ describe('health, metrics and documentation', () => {
     const res = await t.request('GET', '/openapi.json', { key: null });
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
-    for (const path of [
+    const paths = [
       '/api/v2/role',
       '/api/v1/user',
       '/api/v1/auth/login',
@@ -134,9 +134,18 @@ describe('health, metrics and documentation', () => {
       '/api/v1/org/{id}',
       '/api/v1/user/me',
       '/api/v1/user/verify-email',
-    ]) {
-      expect(Object.keys(res.body.paths)).toContain(path);
-    }
+      '/api/v1/webhook',
+      '/api/v1/webhook/{id}',
+      '/api/v1/webhook/{id}/verify',
+      '/api/v1/webhook/{id}/test',
+      '/api/v2/webhook',
+      '/api/v1/user/webhook/{id}',
+      '/api/v1/mysubscriptions',
+      '/api/v2/mysubscriptions',
+      '/api/v1/mysubscriptions/{id}',
+    ];
+    for (const path of paths) expect(Object.keys(res.body.paths)).toContain(path);
+    expect(res.body.components.schemas.Notification.properties).toHaveProperty('current_state');
     expect(res.body.components.securitySchemes.apiKey).toMatchObject({ in: 'header', name: 'X-API-KEY' });
     const docs = await t.request('GET', '/docs', { key: null });
     expect([200, 302]).toContain(docs.status);

@@ -95,7 +95,7 @@ export async function webhookRoutes(app: App): Promise<void> {
         summary: 'Send one signed sample notification and report the answer',
         description:
           'Disabled webhook → 422. Otherwise POSTs a sample notification of alert_type (signed like real ' +
-          'notifications; see docs/notifications.md), waits at most 5 s, never retries, and never counts ' +
+          'notifications; body: components.schemas.Notification), waits at most 5 s, never retries, and never counts ' +
           'towards the failures that disable a webhook.',
         params: IdParams,
         body: schemas.TestBody,
