@@ -34,8 +34,10 @@ export function mailRetryDelay(attempts: number): number {
  */
 export class Mailer {
   private readonly transport: Transporter | undefined;
-  private draining: Promise<number> | undefined;
+  private running: Promise<number> | undefined;
+  private followUp: Promise<number> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly options: MailerOptions) {
     this.transport = options.smtpUrl === undefined ? undefined : nodemailer.createTransport(options.smtpUrl);
@@ -60,18 +62,32 @@ export class Mailer {
   /** Asks for a drain soon, without making the caller wait for the SMTP server. */
   kick(): void {
     setImmediate(() => {
+      if (this.closed) return;
       this.drain().catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'e-mail drain failed'),
       );
     });
   }
 
-  /** Sends every due message once; concurrent calls share one run. Returns how many were handled. */
+  /**
+   * Sends every message due at the time of the call, once. A run already under way may have listed
+   * the due messages before this call's message was written, so callers arriving during a run share
+   * one follow-up run after it. Returns how many messages the run handled.
+   */
   async drain(): Promise<number> {
-    this.draining ??= this.drainOnce().finally(() => {
-      this.draining = undefined;
-    });
-    return this.draining;
+    if (this.running === undefined) {
+      this.running = this.drainOnce().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.followUp ??= this.running
+      .catch(() => 0)
+      .then(() => {
+        this.followUp = undefined;
+        return this.drain();
+      });
+    return this.followUp;
   }
 
   /** Retries due messages on an interval (the serve command's worker role). */
@@ -83,7 +99,9 @@ export class Mailer {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
-    await this.draining?.catch(() => undefined);
+    this.closed = true;
+    await this.followUp?.catch(() => undefined);
+    await this.running?.catch(() => undefined);
     this.transport?.close();
   }
 

@@ -1,10 +1,23 @@
 import type { Executor } from '../../db/types.js';
 
+/**
+ * An attempt is written before it is checked against the limits and counted with them, so that
+ * simultaneous requests see each other: a burst can never get more tries than the limit allows.
+ */
 export async function recordAttempt(
   db: Executor,
   row: { id: string; address: string; email_normalized: string; succeeded: number; at: number },
 ): Promise<void> {
   await db.insertInto('login_attempts').values(row).execute();
+}
+
+export async function markSucceeded(db: Executor, id: string): Promise<void> {
+  await db.updateTable('login_attempts').set({ succeeded: 1 }).where('id', '=', id).execute();
+}
+
+/** Forgets an attempt the limits refused: a refused request is not a try and must not extend a lockout. */
+export async function deleteAttempt(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('login_attempts').where('id', '=', id).execute();
 }
 
 /** Attempts in a window, oldest first; the limits need both the count and when the oldest leaves. */

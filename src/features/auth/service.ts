@@ -18,24 +18,39 @@ export interface LoginInput {
   new_password?: string;
 }
 
+/** Refuses the attempt (already recorded, so counted) when it goes over either limit. */
 async function enforceLimits(ctx: AppContext, address: string, email: string, now: number): Promise<void> {
   const { perAddress, perAccountFailures } = LOGIN_LIMITS;
   const fromAddress = await attempts.requestsFromAddress(ctx.db, address, now - perAddress.windowMs);
-  if (fromAddress.count >= perAddress.max) {
+  if (fromAddress.count > perAddress.max) {
     const retryMs = (fromAddress.oldest ?? now) + perAddress.windowMs - now;
     throw tooManyRequests(
       'Too many login requests from this address; wait before trying again.',
       retryMs / 1000,
     );
   }
+  // Attempts still being checked count as failures until they succeed.
   const failures = await attempts.failuresForAccount(ctx.db, email, now - perAccountFailures.windowMs);
-  if (failures.count >= perAccountFailures.max) {
+  if (failures.count > perAccountFailures.max) {
     const retryMs = (failures.oldest ?? now) + perAccountFailures.windowMs - now;
     throw tooManyRequests(
       'Too many failed logins for this account; wait before trying again.',
       retryMs / 1000,
     );
   }
+}
+
+/** Records the attempt as a failure, then checks the limits; a refused attempt is removed again. */
+async function admitAttempt(ctx: AppContext, address: string, email: string, now: number): Promise<string> {
+  const id = newId(now);
+  await attempts.recordAttempt(ctx.db, { id, address, email_normalized: email, succeeded: 0, at: now });
+  try {
+    await enforceLimits(ctx, address, email, now);
+  } catch (error) {
+    await attempts.deleteAttempt(ctx.db, id);
+    throw error;
+  }
+  return id;
 }
 
 /**
@@ -45,16 +60,10 @@ async function enforceLimits(ctx: AppContext, address: string, email: string, no
 export async function login(ctx: AppContext, input: LoginInput, address: string) {
   const now = ctx.clock.now();
   const email = normalizeEmail(input.email);
-  await enforceLimits(ctx, address, email, now);
+  const attemptId = await admitAttempt(ctx, address, email, now);
   const user = await users.findUserByEmail(ctx.db, email);
   const valid = await checkPassword(user?.password_hash, input.password);
-  await attempts.recordAttempt(ctx.db, {
-    id: newId(now),
-    address,
-    email_normalized: email,
-    succeeded: valid ? 1 : 0,
-    at: now,
-  });
+  if (valid) await attempts.markSucceeded(ctx.db, attemptId);
   if (!valid || user === undefined) throw unauthorized('The e-mail address or the password is wrong.');
   if (user.email_verified_at === null) {
     throw forbidden(

@@ -6,12 +6,10 @@ import { createUser, describeMe, verifyEmail } from './service.js';
 
 const RoleRef = Type.Object({ id: Type.String(), name: Type.String() });
 
-export const EMAIL_PATTERN = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
-
 const NewUserBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128 }),
-    email: Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN }),
+    email: Type.String({ maxLength: 254, format: 'email' }),
     password: Type.String({
       minLength: 8,
       maxLength: 1024,
