@@ -8,6 +8,7 @@ import { authHook } from './http/auth.js';
 import { AppError } from './http/errors.js';
 import { errorHandler, renderError } from './http/error-handler.js';
 import { RouteTable } from './http/method-not-allowed.js';
+import { rejectNulCharacters } from './http/no-nul.js';
 import type { App } from './http/types.js';
 import { openApiInfo } from './http/openapi.js';
 import { NotificationSchema } from './notifications/schema.js';
@@ -39,6 +40,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    // Router-level faults (over-long path parameters, broken percent-encoding) in the contract's shape.
+    frameworkErrors: (error, request, reply) => {
+      void reply.header('x-request-id', request.id);
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const message = tooLong
+        ? 'No resource has an id that long.'
+        : 'The URL is malformed (bad percent-encoding).';
+      void renderError(new AppError(tooLong ? 404 : 400, message), reply);
+    },
+    // While stopping, a request that still arrives on an open connection is served (and that connection
+    // closed) rather than answered with the framework's own 503 body, which is not the error shape.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);
@@ -66,6 +79,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     done();
   });
   app.addHook('onRequest', authHook);
+  app.addHook('preValidation', rejectNulCharacters);
+  // Graceful stop: requests in flight when closing starts are answered with `Connection: close`, so
+  // keep-alive clients cannot hold the process open after their last answer.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observe(request, reply);
     done();

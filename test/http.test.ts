@@ -101,6 +101,27 @@ describe('transport rules', () => {
   });
 });
 
+describe('hostile text', () => {
+  it('refuses NUL characters in bodies, paths and query strings with 400', async () => {
+    const body = await t.request('POST', '/api/v1/org', { body: { name: 'bad\u0000name' } });
+    expectErrorShape(body.body, 400, 'BAD_REQUEST');
+    const path = await t.request('GET', '/api/v1/org/a%00b');
+    expectErrorShape(path.body, 400, 'BAD_REQUEST');
+    const key = await t.request('POST', '/api/v1/webhook', {
+      body: { name: 'x', url: 'https://example.com/', Header: { 'X-\u0000': 'v' } },
+    });
+    expect(key.status).toBe(400);
+  });
+
+  it('answers router faults in the error shape', async () => {
+    const long = await t.request('GET', `/api/v1/org/${'a'.repeat(150)}`);
+    expectErrorShape(long.body, 404, 'NOT_FOUND');
+    expect(long.headers['x-request-id']).toBeDefined();
+    const encoding = await t.request('GET', '/api/v1/org/%E0%A4%A');
+    expectErrorShape(encoding.body, 400, 'BAD_REQUEST');
+  });
+});
+
 describe('health, metrics and documentation', () => {
   it('serves /healthz and /readyz without a key', async () => {
     expect((await t.request('GET', '/healthz', { key: null })).body).toEqual({ status: 'ok' });

@@ -35,15 +35,25 @@ export async function findOwnAlert(db: Executor, id: string, userId: string): Pr
   return viewQuery(db, userId).where('alerts.id', '=', id).executeTakeFirst();
 }
 
-export async function deleteAlert(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('alerts').where('id', '=', id).execute();
+/** Deletes one of the user's alerts; false when there was none (so two racing deletes cannot both succeed). */
+export async function deleteOwnAlert(db: Executor, id: string, userId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('alerts')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
 }
 
 export async function deleteAlerts(db: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('alerts').where('id', 'in', ids).execute();
 }
 
-export async function countWebhookAlertsOfUser(db: Executor, userId: string, exceptId?: string): Promise<number> {
+export async function countWebhookAlertsOfUser(
+  db: Executor,
+  userId: string,
+  exceptId?: string,
+): Promise<number> {
   let query = db
     .selectFrom('alerts')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -55,12 +65,20 @@ export async function countWebhookAlertsOfUser(db: Executor, userId: string, exc
 }
 
 export async function alertIdsUsingWebhook(db: Executor, webhookId: string): Promise<string[]> {
-  const rows = await db.selectFrom('alerts').select('id').where('webhook_id', '=', webhookId).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('alerts')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .orderBy('id')
+    .execute();
   return rows.map((row) => row.id);
 }
 
 /** Live number of alerts per webhook: counted, never stored, so it cannot drift. */
-export async function subscriptionCounts(db: Executor, webhookIds: readonly string[]): Promise<Map<string, number>> {
+export async function subscriptionCounts(
+  db: Executor,
+  webhookIds: readonly string[],
+): Promise<Map<string, number>> {
   if (webhookIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('alerts')
@@ -73,7 +91,11 @@ export async function subscriptionCounts(db: Executor, webhookIds: readonly stri
 
 /** The user's e-mail channel resource, made the first time an alert needs it. */
 export async function ensureEmailChannel(db: Executor, userId: string, now: number): Promise<string> {
-  const existing = await db.selectFrom('email_channels').select('id').where('user_id', '=', userId).executeTakeFirst();
+  const existing = await db
+    .selectFrom('email_channels')
+    .select('id')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   if (existing !== undefined) return existing.id;
   const id = newId(now);
   try {
@@ -81,7 +103,11 @@ export async function ensureEmailChannel(db: Executor, userId: string, now: numb
     return id;
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const raced = await db.selectFrom('email_channels').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
+    const raced = await db
+      .selectFrom('email_channels')
+      .select('id')
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
     return raced.id;
   }
 }

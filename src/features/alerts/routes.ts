@@ -42,7 +42,12 @@ export async function alertRoutes(app: App): Promise<void> {
     '/api/v1/mysubscriptions/:id',
     {
       config: { permission: 'alerts:read' },
-      schema: { tags, summary: 'One of the caller\'s alerts', params: AlertParams, response: responses({ 200: Alert }, [401, 403, 404]) },
+      schema: {
+        tags,
+        summary: "One of the caller's alerts",
+        params: AlertParams,
+        response: responses({ 200: Alert }, [401, 403, 404]),
+      },
     },
     async (request) => getAlert(contextOf(request), request.params.id),
   );
@@ -66,7 +71,12 @@ export async function alertRoutes(app: App): Promise<void> {
     '/api/v1/mysubscriptions/:id',
     {
       config: { permission: 'alerts:write' },
-      schema: { tags, summary: 'Delete an alert', params: AlertParams, response: responses({ 200: SuccessMessage }, [401, 403, 404]) },
+      schema: {
+        tags,
+        summary: 'Delete an alert',
+        params: AlertParams,
+        response: responses({ 200: SuccessMessage }, [401, 403, 404]),
+      },
     },
     async (request) => deleteAlert(contextOf(request), request.params.id),
   );

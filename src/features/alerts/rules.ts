@@ -30,7 +30,10 @@ export function normalizeSettings(
       problems.push({ field: 'settings.alert_me', message: `is not used by ${type}; leave it out` });
     }
   } else if (settings.alert_me === undefined || settings.alert_me.trim() === '') {
-    problems.push({ field: 'settings.alert_me', message: `is required for ${type}: one or more of ${info.states.join(', ')}` });
+    problems.push({
+      field: 'settings.alert_me',
+      message: `is required for ${type}: one or more of ${info.states.join(', ')}`,
+    });
   } else {
     const states = [...new Set(settings.alert_me.split(',').map((state) => state.trim()))];
     const unknown = states.filter((state) => !info.states.includes(state));
@@ -48,6 +51,9 @@ export function normalizeSettings(
     problems.push({ field: 'settings.duration', message: `is not used by ${type}; leave it out` });
   }
   if (problems.length > 0) return { ok: false, problems };
-  const includeChild = settings.include_child === undefined ? true : settings.include_child === true || settings.include_child === 'true';
+  const includeChild =
+    settings.include_child === undefined
+      ? true
+      : settings.include_child === true || settings.include_child === 'true';
   return { ok: true, value: { orgId: settings.org_id, alertMe, durationMinutes, includeChild } };
 }

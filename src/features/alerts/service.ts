@@ -20,13 +20,19 @@ export interface AlertInput {
 export type AlertEdit = Partial<Omit<AlertInput, 'type'>>;
 
 /** Checks every rule of an alert as it would be stored, for create and edit alike. */
-async function resolveAlert(ctx: ServiceContext, trx: Executor, input: AlertInput, alertId: string | undefined) {
+async function resolveAlert(
+  ctx: ServiceContext,
+  trx: Executor,
+  input: AlertInput,
+  alertId: string | undefined,
+) {
   const settings = normalizeSettings(input.type, input.settings);
   if (!settings.ok) {
     const first = settings.problems[0];
     throw badRequest(`Invalid settings: "${first?.field}" ${first?.message}.`, settings.problems);
   }
-  if (!(await isInSubtree(trx, ctx.actor.orgId, settings.value.orgId))) throw notFound('Organization settings.org_id');
+  if (!(await isInSubtree(trx, ctx.actor.orgId, settings.value.orgId)))
+    throw notFound('Organization settings.org_id');
   const channelType = input.channel_type ?? 'email';
   if (channelType === 'email') {
     if (input.channel_id !== undefined) {
@@ -69,7 +75,14 @@ export async function createAlert(ctx: ServiceContext, input: AlertInput) {
     await lockUser(trx, ctx.actor.userId);
     const resolved = await resolveAlert(ctx, trx, input, undefined);
     const now = ctx.clock.now();
-    const row: repo.AlertRow = { id: newId(now), user_id: ctx.actor.userId, name: input.name, type: input.type, created_at: now, ...toColumns(resolved) };
+    const row: repo.AlertRow = {
+      id: newId(now),
+      user_id: ctx.actor.userId,
+      name: input.name,
+      type: input.type,
+      created_at: now,
+      ...toColumns(resolved),
+    };
     await repo.insertAlert(trx, row);
     return row.id;
   });
@@ -89,8 +102,12 @@ export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit
       settings: edit.settings ?? storedSettings(existing),
       channel_type: edit.channel_type ?? (channelChanged ? 'email' : existing.channel_type),
       ...(channelChanged
-        ? edit.channel_id === undefined ? {} : { channel_id: edit.channel_id }
-        : existing.webhook_id === null ? {} : { channel_id: existing.webhook_id }),
+        ? edit.channel_id === undefined
+          ? {}
+          : { channel_id: edit.channel_id }
+        : existing.webhook_id === null
+          ? {}
+          : { channel_id: existing.webhook_id }),
     };
     const resolved = await resolveAlert(ctx, trx, merged, id);
     await repo.updateAlert(trx, id, { name: merged.name, ...toColumns(resolved) });
@@ -145,8 +162,6 @@ export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertRe
 }
 
 export async function deleteAlert(ctx: ServiceContext, id: string) {
-  const row = await repo.findOwnAlert(ctx.db, id, ctx.actor.userId);
-  if (row === undefined) throw notFound('Alert');
-  await repo.deleteAlert(ctx.db, id);
+  if (!(await repo.deleteOwnAlert(ctx.db, id, ctx.actor.userId))) throw notFound('Alert');
   return { id, message: 'Alert deleted.', status: 'SUCCESS' as const };
 }

@@ -20,13 +20,17 @@ export const DISABLED_WEBHOOK_MESSAGE = 'The webhook is disabled and cannot be a
 function validate(ctx: ServiceContext, input: WebhookInput): void {
   if (input.url !== undefined) {
     const verdict = checkWebhookUrl(input.url, ctx.allowedNetworks);
-    if (!verdict.ok) throw new AppError(verdict.status, verdict.message, [{ field: 'url', message: verdict.message }]);
+    if (!verdict.ok)
+      throw new AppError(verdict.status, verdict.message, [{ field: 'url', message: verdict.message }]);
   }
   if (input.Header !== undefined) {
     const problems = headerProblems(input.Header);
     if (problems.length > 0) {
       const first = problems[0];
-      throw badRequest(`Header ${first === undefined ? 'is invalid' : `"${first.field}" ${first.message}`}.`, problems);
+      throw badRequest(
+        `Header ${first === undefined ? 'is invalid' : `"${first.field}" ${first.message}`}.`,
+        problems,
+      );
     }
   }
 }
@@ -40,7 +44,10 @@ function createdAnswer(row: repo.WebhookRow, secret: string) {
   return { id: row.id, name: row.name, url: row.url, is_enabled: row.is_enabled === 1, secret };
 }
 
-export async function createWebhook(ctx: ServiceContext, input: Required<Pick<WebhookInput, 'name' | 'url'>> & WebhookInput) {
+export async function createWebhook(
+  ctx: ServiceContext,
+  input: Required<Pick<WebhookInput, 'name' | 'url'>> & WebhookInput,
+) {
   validate(ctx, input);
   const now = ctx.clock.now();
   const secret = input.secret ?? generateSecret();
@@ -63,7 +70,9 @@ export async function createWebhook(ctx: ServiceContext, input: Required<Pick<We
     const count = await repo.countWebhooksOfUser(trx, ctx.actor.userId);
     const max = ctx.config.maxWebhooksPerUser;
     if (count >= max) {
-      throw unprocessable(`You already have ${count} webhooks; at most ${max} are allowed. Remove one first.`);
+      throw unprocessable(
+        `You already have ${count} webhooks; at most ${max} are allowed. Remove one first.`,
+      );
     }
     await repo.insertWebhook(trx, row);
   });
@@ -110,7 +119,10 @@ export type WebhookView = ReturnType<typeof present>;
 
 export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> {
   const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId);
-  const counts = await subscriptionCounts(ctx.db, rows.map((row) => row.id));
+  const counts = await subscriptionCounts(
+    ctx.db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => present(row, counts.get(row.id) ?? 0));
 }
 
@@ -124,6 +136,8 @@ export async function getWebhook(ctx: ServiceContext, id: string): Promise<Webho
 /** Without force a webhook used by alerts stays; with force it goes with its alerts, atomically. */
 export async function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
   return ctx.db.transaction().execute(async (trx) => {
+    // The same per-user lock alert creation takes, so no alert can attach to a webhook being removed.
+    await repo.lockUser(trx, ctx.actor.userId);
     const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
     if (row === undefined) throw notFound('Webhook');
     const alertIds = await alertIdsUsingWebhook(trx, id);
