@@ -411,7 +411,7 @@ describe('ownership, roles and delete', () => {
       ['DELETE', `/api/v1/user/webhook/${id}`, undefined],
     ];
     for (const [method, url, body] of calls) {
-      const res = await t.request(method as 'GET', url, { key: other.key, ...(body === undefined ? {} : { body }) });
+      const res = await t.request(method, url, { key: other.key, ...(body === undefined ? {} : { body }) });
       expect(res.status, `${method} ${url}`).toBe(404);
     }
     expect((await t.request('GET', '/api/v2/webhook', { key: other.key })).body).toEqual([]);
