@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ChildServer {
+  pid: number;
+  baseUrl: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export interface ChildServerOptions {
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  port: number;
+  /** Where the child's stdout and stderr (its pino log) go. */
+  logFile: string;
+  /** A path that answers 200 once the server can take load. */
+  readyPath: string;
+  readyTimeoutMs?: number;
+}
+
+const running = new Set<ChildProcess>();
+
+// A runner that ends early, or is stopped, must not leave servers behind on their ports.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
+/** A port the kernel considers free right now on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address === null || typeof address === 'string') reject(new Error('no port assigned'));
+        else resolve(address.port);
+      });
+    });
+  });
+}
+
+/** Starts `node <args>` and resolves once `readyPath` answers 200. */
+export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
+  const log = fs.openSync(options.logFile, 'w');
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', log, log],
+  });
+  fs.closeSync(log);
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => running.delete(child));
+
+  const baseUrl = `http://127.0.0.1:${options.port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const result = await Promise.race([exited, sleep(5_000, 'timeout' as const, { ref: false })]);
+    if (result === 'timeout') child.kill('SIGKILL');
+    await exited;
+  };
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  let stopped = false;
+  void exited.then(() => (stopped = true));
+  while (Date.now() < deadline && !stopped) {
+    if (await answers200(baseUrl + options.readyPath)) {
+      if (child.pid === undefined) break;
+      return { pid: child.pid, baseUrl, logFile: options.logFile, stop };
+    }
+    await sleep(100);
+  }
+  await stop();
+  throw new Error(`${options.args.join(' ')} did not become ready; its log:\n${tail(options.logFile)}`);
+}
+
+async function answers200(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function tail(file: string, lines = 20): string {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Resident set size of a process in MB (10^6 bytes), from /proc (Linux); undefined elsewhere. */
+export function residentMB(pid: number): number | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+    return match?.[1] === undefined ? undefined : (Number(match[1]) * 1024) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+// Linux reports /proc times in USER_HZ, which its ABI fixes at 100 ticks per second.
+const MS_PER_TICK = 10;
+
+/** CPU time (user + system, every thread) a process has used so far, in ms; undefined without /proc. */
+export function cpuTimeMs(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may itself hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const user = Number(fields[11]);
+    const system = Number(fields[12]);
+    return Number.isFinite(user) && Number.isFinite(system) ? (user + system) * MS_PER_TICK : undefined;
+  } catch {
+    return undefined;
+  }
+}

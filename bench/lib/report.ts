@@ -1,0 +1,60 @@
+import type { LoadResult } from './load.js';
+
+export interface ScenarioOutcome {
+  name: string;
+  result: LoadResult;
+  /** Server CPU time per answered request, in microseconds: the figure neighbours disturb least. */
+  cpuUsPerRequest: number | undefined;
+  /** Throughput divided by the reference scenario's; undefined when there is none. */
+  ratio: number | undefined;
+}
+
+export interface Check {
+  subject: string;
+  goal: string;
+  actual: string;
+  met: boolean;
+}
+
+function row(cells: string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A Markdown table, readable in a terminal and ready to paste into docs/benchmarks.md. */
+export function resultsTable(outcomes: ScenarioOutcome[]): string {
+  const lines = [
+    row(['scenario', 'req/s', 'p50 (ms)', 'p99 (ms)', 'ratio to baseline', 'server CPU per request (µs)']),
+    row(['---', '---:', '---:', '---:', '---:', '---:']),
+  ];
+  for (const { name, result, ratio, cpuUsPerRequest } of outcomes) {
+    lines.push(
+      row([
+        name,
+        Math.round(result.requestsPerSecond).toLocaleString('en-US'),
+        String(result.p50Ms),
+        String(result.p99Ms),
+        ratio === undefined ? 'n/a' : ratio.toFixed(2),
+        cpuUsPerRequest === undefined ? 'n/a' : String(Math.round(cpuUsPerRequest)),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+export function checksList(checks: Check[]): string {
+  return checks
+    .map(
+      (check) => `${check.met ? 'PASS' : 'MISS'}  ${check.subject}: ${check.goal} (measured ${check.actual})`,
+    )
+    .join('\n');
+}
+
+/** Answers outside 2xx or connection errors mean the figures describe the wrong thing. */
+export function spoiledWarnings(outcomes: ScenarioOutcome[]): string[] {
+  return outcomes
+    .filter(({ result }) => result.non2xx > 0 || result.errors > 0)
+    .map(
+      ({ name, result }) =>
+        `warning: ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors in ${result.total} requests`,
+    );
+}

@@ -1,0 +1,223 @@
+// `npm run bench`: starts each target as its own process on 127.0.0.1, loads it with autocannon, prints the
+// figures and whether they meet the goals. It reports; it does not gate (exit 0 whatever the figures).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { probe, runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './lib/load.js';
+import { cpuTimeMs, residentMB } from './lib/processes.js';
+import { checksList, resultsTable, spoiledWarnings, type Check, type ScenarioOutcome } from './lib/report.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { TARGETS, type StartedTarget, type TargetName } from './targets.js';
+
+interface Settings {
+  load: LoadOptions;
+  warmupSeconds: number;
+  /** How long a target sits idle after it is ready before its memory is read. */
+  idleSeconds: number;
+  rounds: number;
+  only: string | undefined;
+}
+
+function readSettings(): Settings {
+  const { values } = parseArgs({
+    options: {
+      connections: { type: 'string', default: '50' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '3' },
+      idle: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '1' },
+      only: { type: 'string' },
+    },
+  });
+  const whole = (name: string, raw: string, min: number) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be a whole number ≥ ${min}`);
+    return value;
+  };
+  return {
+    load: {
+      connections: whole('connections', values.connections, 1),
+      durationSeconds: whole('duration', values.duration, 1),
+    },
+    warmupSeconds: whole('warmup', values.warmup, 0),
+    idleSeconds: whole('idle', values.idle, 0),
+    rounds: whole('rounds', values.rounds, 1),
+    only: values.only,
+  };
+}
+
+function machine(): string {
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const memoryGB = (os.totalmem() / 1e9).toFixed(1);
+  return `${os.availableParallelism()} CPUs (${cpu}), ${memoryGB} GB memory, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+/** The scenarios to run: all, or those matching --only plus the reference they are compared with. */
+function selected(settings: Settings): Scenario[] {
+  if (settings.only === undefined) return SCENARIOS;
+  const needle = settings.only.toLowerCase();
+  return SCENARIOS.filter(
+    (scenario) => scenario.reference === true || scenario.name.toLowerCase().includes(needle),
+  );
+}
+
+/** Starts every target the scenarios need, and measures idle memory before any load reaches it. */
+async function startTargets(
+  names: TargetName[],
+  workDir: string,
+  idleSeconds: number,
+  started: Map<TargetName, StartedTarget>,
+  checks: Check[],
+): Promise<void> {
+  for (const name of names) {
+    const definition = TARGETS[name];
+    process.stderr.write(`starting ${name} (${definition.description})\n`);
+    const target = await definition.start(workDir);
+    started.set(name, target);
+    if (definition.idleRssLimitMB === undefined) continue;
+    await sleep(idleSeconds * 1000);
+    const rss = residentMB(target.pid);
+    checks.push({
+      subject: `${name} idle RSS ${idleSeconds} s after ready`,
+      goal: `≤ ${definition.idleRssLimitMB} MB`,
+      actual: rss === undefined ? 'n/a (no /proc)' : `${rss.toFixed(1)} MB`,
+      met: rss !== undefined && rss <= definition.idleRssLimitMB,
+    });
+  }
+}
+
+interface Measurement {
+  load: LoadResult;
+  cpuUsPerRequest: number | undefined;
+}
+
+/** Loads the target and counts the CPU time its process spent meanwhile. */
+async function measureOnce(
+  target: StartedTarget,
+  request: LoadRequest,
+  load: LoadOptions,
+): Promise<Measurement> {
+  const before = cpuTimeMs(target.pid);
+  const result = await runLoad(target.baseUrl, request, load);
+  const after = cpuTimeMs(target.pid);
+  const cpuUsPerRequest =
+    before === undefined || after === undefined || result.total === 0
+      ? undefined
+      : ((after - before) * 1000) / result.total;
+  return { load: result, cpuUsPerRequest };
+}
+
+/** Of several rounds, the one with the median throughput, so one disturbed round does not decide. */
+function medianRound(results: Measurement[]): Measurement {
+  const sorted = [...results].sort((a, b) => a.load.requestsPerSecond - b.load.requestsPerSecond);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (median === undefined) throw new Error('no rounds measured');
+  return median;
+}
+
+async function measure(
+  scenarios: Scenario[],
+  started: Map<TargetName, StartedTarget>,
+  settings: Settings,
+): Promise<Map<Scenario, Measurement>> {
+  const prepared = [];
+  for (const scenario of scenarios) {
+    const target = started.get(scenario.target);
+    if (target === undefined) throw new Error(`${scenario.target} was not started`);
+    const request = await scenario.prepare(target);
+    const first = await probe(target.baseUrl, request);
+    if (first.status < 200 || first.status > 299) {
+      throw new Error(`${scenario.name}: the first request answered ${first.status}: ${first.text}`);
+    }
+    prepared.push({ scenario, target, request, rounds: [] as Measurement[] });
+  }
+  // Rounds interleave the scenarios, so a neighbour's burst of work is shared rather than hitting one.
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    for (const entry of prepared) {
+      process.stderr.write(`  round ${round}/${settings.rounds}: ${entry.scenario.name}\n`);
+      if (settings.warmupSeconds > 0) {
+        await runLoad(entry.target.baseUrl, entry.request, {
+          ...settings.load,
+          durationSeconds: settings.warmupSeconds,
+        });
+      }
+      entry.rounds.push(await measureOnce(entry.target, entry.request, settings.load));
+    }
+  }
+  return new Map(prepared.map((entry) => [entry.scenario, medianRound(entry.rounds)]));
+}
+
+function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
+  const checks: Check[] = [];
+  const { minRatio, maxP99Ms } = scenario.goals ?? {};
+  if (minRatio !== undefined) {
+    checks.push({
+      subject: scenario.name,
+      goal: `req/s ≥ ${minRatio} × baseline`,
+      actual: outcome.ratio === undefined ? 'n/a' : outcome.ratio.toFixed(2),
+      met: outcome.ratio !== undefined && outcome.ratio >= minRatio,
+    });
+  }
+  if (maxP99Ms !== undefined) {
+    checks.push({
+      subject: scenario.name,
+      goal: `p99 ≤ ${maxP99Ms} ms`,
+      actual: `${outcome.result.p99Ms} ms`,
+      met: outcome.result.p99Ms <= maxP99Ms,
+    });
+  }
+  return checks;
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const scenarios = selected(settings);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
+  // On every way out, a stop by signal included (the servers are killed then too, see lib/processes.ts).
+  process.once('exit', () => fs.rmSync(workDir, { recursive: true, force: true }));
+  const started = new Map<TargetName, StartedTarget>();
+  const checks: Check[] = [];
+  let results: Map<Scenario, Measurement>;
+  try {
+    const names = [...new Set(scenarios.map((scenario) => scenario.target))];
+    await startTargets(names, workDir, settings.idleSeconds, started, checks);
+    results = await measure(scenarios, started, settings);
+  } finally {
+    await Promise.all([...started.values()].map((target) => target.stop()));
+  }
+
+  const reference = scenarios.find((scenario) => scenario.reference === true);
+  const referenceRate = reference === undefined ? undefined : results.get(reference)?.load.requestsPerSecond;
+  const outcomes: ScenarioOutcome[] = [];
+  for (const scenario of scenarios) {
+    const measurement = results.get(scenario);
+    if (measurement === undefined) continue;
+    const { load: result, cpuUsPerRequest } = measurement;
+    const ratio = referenceRate === undefined ? undefined : result.requestsPerSecond / referenceRate;
+    const outcome = { name: scenario.name, result, ratio, cpuUsPerRequest };
+    outcomes.push(outcome);
+    checks.push(...goalChecks(scenario, outcome));
+  }
+
+  const { connections, durationSeconds } = settings.load;
+  console.log(`\nedgewatch benchmarks on ${machine()}`);
+  console.log(
+    `${connections} connections, ${durationSeconds} s per scenario after a ${settings.warmupSeconds} s warm-up, ` +
+      `${settings.rounds === 1 ? 'one round' : `median of ${settings.rounds} rounds`}, ` +
+      'servers logging at info to a file\n',
+  );
+  console.log(resultsTable(outcomes));
+  console.log('');
+  console.log(checksList(checks));
+  for (const warning of spoiledWarnings(outcomes)) console.log(warning);
+}
+
+try {
+  await main();
+} catch (error) {
+  // A run that could not measure is not a result: say why and fail, unlike a missed goal.
+  console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+}
