@@ -11,7 +11,8 @@ if (!secret) throw new Error('Set WEBHOOK_SECRET to the secret edgewatch returne
 const port = Number(process.env.PORT ?? 9443);
 const toleranceMs = 5 * 60 * 1000;
 
-const hmacHex = (timestamp, payload) => createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
+const hmacHex = (timestamp, payload) =>
+  createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
 const sameText = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 function send(res, status, body) {
@@ -42,7 +43,9 @@ async function handle(req, res) {
       return send(res, 401, { error: 'bad signature' });
     }
     const event = JSON.parse(raw);
-    console.log(`${event.type} ${event.current_state}: ${event.message} (delivery ${req.headers['x-service-delivery']})`);
+    console.log(
+      `${event.type} ${event.current_state}: ${event.message} (delivery ${req.headers['x-service-delivery']})`,
+    );
     return send(res, 200, { received: event.id });
   }
 
@@ -57,6 +60,9 @@ const listener = (req, res) =>
 
 const server =
   process.env.TLS_CERT && process.env.TLS_KEY
-    ? https.createServer({ cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) }, listener)
+    ? https.createServer(
+        { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) },
+        listener,
+      )
     : http.createServer(listener);
 server.listen(port, () => console.log(`receiver listening on port ${port}`));

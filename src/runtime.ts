@@ -37,7 +37,9 @@ export async function openContext(
   const webhookClient = new OutboundClient({
     allowedNetworks: config.webhookAllowedNetworks,
     userAgent: USER_AGENT,
-    ...(options.extraTrustedCertificates === undefined ? {} : { extraTrustedCertificates: options.extraTrustedCertificates }),
+    ...(options.extraTrustedCertificates === undefined
+      ? {}
+      : { extraTrustedCertificates: options.extraTrustedCertificates }),
   });
   return {
     db,

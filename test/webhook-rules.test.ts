@@ -81,18 +81,24 @@ describe('HMAC construction', () => {
   const challenge = '3q2-7wEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
   it('matches the documented challenge vector', () => {
-    expect(hmacHex(secret, timestamp, challenge)).toBe('f00ef18eb34d1780aa8ec4d6f0ed1e42c5bdf9d90572c7f31685116edfae465c');
-    expect(kit.answerChallenge(secret, timestamp, challenge).challenge_response).toBe(hmacHex(secret, timestamp, challenge));
+    expect(hmacHex(secret, timestamp, challenge)).toBe(
+      'f00ef18eb34d1780aa8ec4d6f0ed1e42c5bdf9d90572c7f31685116edfae465c',
+    );
+    expect(kit.answerChallenge(secret, timestamp, challenge).challenge_response).toBe(
+      hmacHex(secret, timestamp, challenge),
+    );
   });
 
   it('matches the documented notification signature', () => {
     const doc = fs.readFileSync(new URL('../docs/notifications.md', import.meta.url), 'utf8');
-    const body = /```json\n(\{.*\})\n```/.exec(doc)?.[1] ?? '';
+    const body = /```text\n(\{.*\})\n```/.exec(doc)?.[1] ?? '';
     expect(body).not.toBe('');
     const header = signatureHeader(secret, timestamp, body);
     expect(header).toBe('v1=6bf6ca9f056d915182145060e1b85b096a7fc03540828a95e0890b33dc19073b');
     expect(doc).toContain(`X-Service-Signature: ${header}`);
-    expect(kit.verifySignature(secret, { body, timestamp, signature: header }, { now: Number(timestamp) })).toEqual({ ok: true });
+    expect(
+      kit.verifySignature(secret, { body, timestamp, signature: header }, { now: Number(timestamp) }),
+    ).toEqual({ ok: true });
   });
 
   it('agrees with an independent implementation (openssl) on random inputs', () => {
@@ -100,7 +106,9 @@ describe('HMAC construction', () => {
       ['k'.repeat(16), '1', 'x'],
       ['secret with ~!@#$%^&*()', '1767225600123', '{"unicode":"héllo ✓"}'],
     ] as const) {
-      const out = execFileSync('openssl', ['dgst', '-sha256', '-hmac', key], { input: `${ts}.${payload}` }).toString();
+      const out = execFileSync('openssl', ['dgst', '-sha256', '-hmac', key], {
+        input: `${ts}.${payload}`,
+      }).toString();
       expect(out.trim().split(' ').at(-1)).toBe(hmacHex(key, ts, payload));
       expect(kit.hmacHex(key, ts, payload)).toBe(hmacHex(key, ts, payload));
     }
@@ -111,14 +119,20 @@ describe('HMAC construction', () => {
     const signature = signatureHeader(secret, timestamp, body);
     const now = Number(timestamp);
     expect(kit.verifySignature(secret, { body: '{"a":2}', timestamp, signature }, { now }).ok).toBe(false);
-    expect(kit.verifySignature('other-secret-000000', { body, timestamp, signature }, { now }).ok).toBe(false);
+    expect(kit.verifySignature('other-secret-000000', { body, timestamp, signature }, { now }).ok).toBe(
+      false,
+    );
     expect(kit.verifySignature(secret, { body, timestamp, signature }, { now: now + 600_000 })).toEqual({
       ok: false,
       reason: 'timestamp too far from now',
     });
     expect(kit.verifySignature(secret, { body, timestamp: undefined, signature }, { now }).ok).toBe(false);
-    expect(kit.verifySignature(secret, { body, timestamp, signature: signature.slice(3) }, { now }).ok).toBe(false);
-    expect(kit.verifyChallengeResponse(secret, timestamp, challenge, hmacHex(secret, timestamp, challenge))).toBe(true);
+    expect(kit.verifySignature(secret, { body, timestamp, signature: signature.slice(3) }, { now }).ok).toBe(
+      false,
+    );
+    expect(
+      kit.verifyChallengeResponse(secret, timestamp, challenge, hmacHex(secret, timestamp, challenge)),
+    ).toBe(true);
     expect(kit.verifyChallengeResponse(secret, timestamp, challenge, 'f'.repeat(64))).toBe(false);
   });
 });
@@ -126,18 +140,38 @@ describe('HMAC construction', () => {
 describe('challenge answer judgement', () => {
   const expected = { secret: 's'.repeat(20), timestamp: '1700000000000', challenge: 'c'.repeat(43) };
   const right = hmacHex(expected.secret, expected.timestamp, expected.challenge);
-  const answer = (status: number, body: string, truncated = false) => ({ status, body: Buffer.from(body), truncated });
+  const answer = (status: number, body: string, truncated = false) => ({
+    status,
+    body: Buffer.from(body),
+    truncated,
+  });
 
   const cases: [string, ReturnType<typeof answer>, RegExp | undefined][] = [
-    ['right', answer(200, JSON.stringify({ challenge: expected.challenge, challenge_response: right })), undefined],
+    [
+      'right',
+      answer(200, JSON.stringify({ challenge: expected.challenge, challenge_response: right })),
+      undefined,
+    ],
     ['status 500', answer(500, '{}'), /status 500/],
     ['status 204', answer(204, ''), /status 204/],
     ['not JSON', answer(200, 'hello'), /not JSON/],
     ['JSON array', answer(200, '[]'), /not an object/],
     ['no challenge', answer(200, JSON.stringify({ challenge_response: right })), /no "challenge"/],
-    ['other challenge', answer(200, JSON.stringify({ challenge: 'x', challenge_response: right })), /differs/],
-    ['no response', answer(200, JSON.stringify({ challenge: expected.challenge })), /no "challenge_response"/],
-    ['wrong response', answer(200, JSON.stringify({ challenge: expected.challenge, challenge_response: 'ab' })), /is wrong/],
+    [
+      'other challenge',
+      answer(200, JSON.stringify({ challenge: 'x', challenge_response: right })),
+      /differs/,
+    ],
+    [
+      'no response',
+      answer(200, JSON.stringify({ challenge: expected.challenge })),
+      /no "challenge_response"/,
+    ],
+    [
+      'wrong response',
+      answer(200, JSON.stringify({ challenge: expected.challenge, challenge_response: 'ab' })),
+      /is wrong/,
+    ],
     [
       'upper-case hex',
       answer(200, JSON.stringify({ challenge: expected.challenge, challenge_response: right.toUpperCase() })),

@@ -21,7 +21,10 @@ async function snapshot() {
 }
 
 const valid = { name: 'Hook', url: 'https://hooks.example.com/edge' };
-const json = (payload: string): RequestOptions => ({ payload, headers: { 'content-type': 'application/json' } });
+const json = (payload: string): RequestOptions => ({
+  payload,
+  headers: { 'content-type': 'application/json' },
+});
 
 type Case = [name: string, options: RequestOptions, status: number];
 
@@ -55,31 +58,39 @@ const bodyCases = (base: Record<string, unknown>): Case[] => [
   ['body is an array', { body: [base] }, 400],
   ['body is a string', json('"hello"'), 400],
   ['malformed JSON', json('{"name": "x",'), 400],
-  ['not JSON content type', { payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415],
+  [
+    'not JSON content type',
+    { payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+    415,
+  ],
   ['too large', { body: { ...base, name: 'x'.repeat(70_000) } }, 413],
 ];
 
 describe('POST /api/v1/webhook refuses bad input and writes nothing', () => {
-  it.each([...bodyCases(valid), ['missing name', { body: { url: valid.url } }, 400] as Case, ['empty body', json(''), 400] as Case])(
+  it.each([
+    ...bodyCases(valid),
+    ['missing name', { body: { url: valid.url } }, 400] as Case,
+    ['empty body', json(''), 400] as Case,
+  ])('%s', async (_name, options, status) => {
+    const before = await snapshot();
+    const res = await t.request('POST', '/api/v1/webhook', options);
+    expectError(res, status, res.body?.errorCode ?? '');
+    expect(res.status).toBe(status);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('PUT /api/v1/webhook/{id} refuses bad input and changes nothing', () => {
+  it.each([...bodyCases({}), ['nothing to change', { body: {} }, 400] as Case])(
     '%s',
     async (_name, options, status) => {
       const before = await snapshot();
-      const res = await t.request('POST', '/api/v1/webhook', options);
+      const res = await t.request('PUT', `/api/v1/webhook/${hookId}`, options);
       expectError(res, status, res.body?.errorCode ?? '');
       expect(res.status).toBe(status);
       expect(await snapshot()).toEqual(before);
     },
   );
-});
-
-describe('PUT /api/v1/webhook/{id} refuses bad input and changes nothing', () => {
-  it.each([...bodyCases({}), ['nothing to change', { body: {} }, 400] as Case])('%s', async (_name, options, status) => {
-    const before = await snapshot();
-    const res = await t.request('PUT', `/api/v1/webhook/${hookId}`, options);
-    expectError(res, status, res.body?.errorCode ?? '');
-    expect(res.status).toBe(status);
-    expect(await snapshot()).toEqual(before);
-  });
 });
 
 describe('POST /api/v1/webhook/{id}/test refuses bad input', () => {

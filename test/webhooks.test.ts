@@ -25,7 +25,10 @@ let operatorKey = '';
 
 beforeAll(async () => {
   t = await startTestApp(receiverAccess());
-  good = await startHttpsReceiver(testCertificates().server, correctEndpoint(() => secret));
+  good = await startHttpsReceiver(
+    testCertificates().server,
+    correctEndpoint(() => secret),
+  );
   operatorKey = (await t.userWithRoles(['operator'])).key;
 });
 afterAll(async () => {
@@ -34,7 +37,10 @@ afterAll(async () => {
 });
 
 async function createWebhook(body: Record<string, unknown>, key = operatorKey) {
-  const res = await t.request('POST', '/api/v1/webhook', { key, body: { name: 'Hook', url: `${good.url}/hook`, ...body } });
+  const res = await t.request('POST', '/api/v1/webhook', {
+    key,
+    body: { name: 'Hook', url: `${good.url}/hook`, ...body },
+  });
   return res;
 }
 
@@ -98,7 +104,11 @@ describe('create, read, list', () => {
 
   it('keeps the secret encrypted at rest', async () => {
     const res = await createWebhook({ secret: 'my-very-own-secret-value' });
-    const row = await t.ctx.db.selectFrom('webhooks').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', res.body.id)
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain('my-very-own-secret-value');
     expect(t.ctx.secretBox.open(row.secret_sealed)).toBe('my-very-own-secret-value');
   });
@@ -170,9 +180,18 @@ describe('verify', () => {
     secret = created.body.secret as string;
     await t.request('POST', `/api/v1/webhook/${created.body.id}/verify`, { key: operatorKey });
 
-    const renamed = await t.request('PUT', `/api/v1/webhook/${created.body.id}`, { key: operatorKey, body: { name: 'Renamed' } });
+    const renamed = await t.request('PUT', `/api/v1/webhook/${created.body.id}`, {
+      key: operatorKey,
+      body: { name: 'Renamed' },
+    });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toEqual({ id: created.body.id, name: 'Renamed', url: `${good.url}/hook`, is_enabled: false, secret });
+    expect(renamed.body).toEqual({
+      id: created.body.id,
+      name: 'Renamed',
+      url: `${good.url}/hook`,
+      is_enabled: false,
+      secret,
+    });
     const read = await t.request('GET', `/api/v1/webhook/${created.body.id}`, { key: operatorKey });
     expect(read.body).toMatchObject({ is_enabled: false, disabled_reason: 'edited', name: 'Renamed' });
 
@@ -191,7 +210,9 @@ describe('verify', () => {
 
   it('refuses an edit with nothing to change and a bad edit, changing nothing', async () => {
     const created = await createWebhook({});
-    expect((await t.request('PUT', `/api/v1/webhook/${created.body.id}`, { key: operatorKey, body: {} })).status).toBe(400);
+    expect(
+      (await t.request('PUT', `/api/v1/webhook/${created.body.id}`, { key: operatorKey, body: {} })).status,
+    ).toBe(400);
     const bad = await t.request('PUT', `/api/v1/webhook/${created.body.id}`, {
       key: operatorKey,
       body: { Header: { Host: 'x' } },
@@ -206,14 +227,20 @@ describe('verify', () => {
 describe('verify failures: each with its own message, the webhook stays disabled', () => {
   const challengeOf = (url: string) => new URL(url, 'https://x').searchParams.get('challenge') ?? '';
   const rightFor = (request: { url: string; headers: Record<string, unknown> }) =>
-    hmacHex('verify-secret-0123456789', String(request.headers['x-service-timestamp']), challengeOf(request.url));
+    hmacHex(
+      'verify-secret-0123456789',
+      String(request.headers['x-service-timestamp']),
+      challengeOf(request.url),
+    );
 
   const cases: [string, () => ReceiverHandler, RegExp][] = [
     [
       'wrong HMAC',
       () => (request, response) => {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ challenge: challengeOf(request.url), challenge_response: 'ab'.repeat(32) }));
+        response.end(
+          JSON.stringify({ challenge: challengeOf(request.url), challenge_response: 'ab'.repeat(32) }),
+        );
       },
       /challenge_response" is wrong/,
     ],
@@ -299,7 +326,9 @@ describe('verify failures: each with its own message, the webhook stays disabled
     const strict = await startTestApp({ extraTrustedCertificates: [testCertificates().ca] });
     try {
       const before = good.requests.length;
-      const created = await strict.request('POST', '/api/v1/webhook', { body: { name: 'Local', url: `${good.url}/hook` } });
+      const created = await strict.request('POST', '/api/v1/webhook', {
+        body: { name: 'Local', url: `${good.url}/hook` },
+      });
       expect(created.status).toBe(201);
       const res = await strict.request('POST', `/api/v1/webhook/${created.body.id}/verify`);
       expect(res.body.status).toBe('FAILED');
@@ -335,7 +364,10 @@ describe('test operation', () => {
 
   it.each(NOTIFICATION_TYPES.map((type) => [type]))('sends a signed %s sample', async (type) => {
     const before = good.requests.length;
-    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: type } });
+    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: type },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 200, response: { received: true } });
     const call = good.requests[before];
@@ -351,16 +383,38 @@ describe('test operation', () => {
       }),
     ).toEqual({ ok: true });
     const payload = JSON.parse(call?.body ?? '{}');
-    expect(payload).toMatchObject({ type, test: true, alert: null, organization: { id: expect.any(String) } });
+    expect(payload).toMatchObject({
+      type,
+      test: true,
+      alert: null,
+      organization: { id: expect.any(String) },
+    });
     expect(Object.keys(payload).sort()).toEqual(
-      ['alert', 'current_state', 'id', 'message', 'occurred_at', 'organization', 'previous_state', 'resource', 'test', 'type'].sort(),
+      [
+        'alert',
+        'current_state',
+        'id',
+        'message',
+        'occurred_at',
+        'organization',
+        'previous_state',
+        'resource',
+        'test',
+        'type',
+      ].sort(),
     );
   });
 
   it('gives every delivery its own id', async () => {
     const before = good.requests.length;
-    await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: 'CERT_EXPIRY' } });
-    await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: 'CERT_EXPIRY' } });
+    await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: 'CERT_EXPIRY' },
+    });
+    await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: 'CERT_EXPIRY' },
+    });
     const [a, b] = good.requests.slice(before);
     expect(a?.headers['x-service-delivery']).not.toBe(b?.headers['x-service-delivery']);
   });
@@ -370,7 +424,10 @@ describe('test operation', () => {
       response.writeHead(503, { 'content-type': 'text/plain' });
       response.end('busy, try later');
     });
-    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: 'NODE_UPGRADE' } });
+    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: 'NODE_UPGRADE' },
+    });
     good.handle(correctEndpoint(() => secret));
     expect(res.body).toEqual({ status: 503, response: 'busy, try later' });
     const read = await t.request('GET', `/api/v1/webhook/${hookId}`, { key: operatorKey });
@@ -380,19 +437,29 @@ describe('test operation', () => {
   it('reports a timeout as error within 5.5 s and does not count it as a failure', async () => {
     good.handle(delayed(6_000, answerJson(200, {})));
     const started = Date.now();
-    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: 'NODE_IP_CHANGE' } });
+    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: 'NODE_IP_CHANGE' },
+    });
     const elapsed = Date.now() - started;
     good.handle(correctEndpoint(() => secret));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: null, response: null, error: expect.stringMatching(/5 s/) });
     expect(elapsed).toBeLessThan(5_500);
-    const row = await t.ctx.db.selectFrom('webhooks').selectAll().where('id', '=', hookId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', hookId)
+      .executeTakeFirstOrThrow();
     expect(row.consecutive_failures).toBe(0);
     expect(row.is_enabled).toBe(1);
   });
 
   it('refuses an unknown alert_type with 400', async () => {
-    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, { key: operatorKey, body: { alert_type: 'NOPE' } });
+    const res = await t.request('POST', `/api/v1/webhook/${hookId}/test`, {
+      key: operatorKey,
+      body: { alert_type: 'NOPE' },
+    });
     expect(res.status).toBe(400);
   });
 });
@@ -421,7 +488,10 @@ describe('ownership, roles and delete', () => {
   it('lets Read Only list but not change', async () => {
     const reader = await t.userWithRoles(['read_only']);
     expect((await t.request('GET', '/api/v2/webhook', { key: reader.key })).status).toBe(200);
-    const res = await t.request('POST', '/api/v1/webhook', { key: reader.key, body: { name: 'x', url: `${good.url}/h` } });
+    const res = await t.request('POST', '/api/v1/webhook', {
+      key: reader.key,
+      body: { name: 'x', url: `${good.url}/h` },
+    });
     expect(res.status).toBe(403);
   });
 
@@ -431,10 +501,21 @@ describe('ownership, roles and delete', () => {
     const plain = await t.request('DELETE', `/api/v1/user/webhook/${a.body.id}`, { key: operatorKey });
     expect(plain.body).toEqual({ id: a.body.id, message: expect.any(String), status: 'SUCCESS' });
     const b = await createWebhook({});
-    const forced = await t.request('DELETE', `/api/v1/user/webhook/${b.body.id}?force=true`, { key: operatorKey });
-    expect(forced.body).toEqual({ id: b.body.id, message: expect.any(String), status: 'SUCCESS', removed_alert_ids: [] });
+    const forced = await t.request('DELETE', `/api/v1/user/webhook/${b.body.id}?force=true`, {
+      key: operatorKey,
+    });
+    expect(forced.body).toEqual({
+      id: b.body.id,
+      message: expect.any(String),
+      status: 'SUCCESS',
+      removed_alert_ids: [],
+    });
     expect((await t.request('GET', `/api/v1/webhook/${a.body.id}`, { key: operatorKey })).status).toBe(404);
-    expect((await t.request('DELETE', `/api/v1/user/webhook/${b.body.id}`, { key: operatorKey })).status).toBe(404);
-    expect((await t.request('DELETE', `/api/v1/user/webhook/x?force=maybe`, { key: operatorKey })).status).toBe(400);
+    expect(
+      (await t.request('DELETE', `/api/v1/user/webhook/${b.body.id}`, { key: operatorKey })).status,
+    ).toBe(404);
+    expect(
+      (await t.request('DELETE', `/api/v1/user/webhook/x?force=maybe`, { key: operatorKey })).status,
+    ).toBe(400);
   });
 });

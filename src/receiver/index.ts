@@ -26,7 +26,12 @@ export function answerChallenge(
 }
 
 /** Whether `response` is the right challenge_response for this secret, timestamp and challenge. */
-export function verifyChallengeResponse(secret: string, timestamp: string, challenge: string, response: string): boolean {
+export function verifyChallengeResponse(
+  secret: string,
+  timestamp: string,
+  challenge: string,
+  response: string,
+): boolean {
   return sameText(response, hmacHex(secret, timestamp, challenge));
 }
 
@@ -51,12 +56,15 @@ export function verifySignature(
   options: { now?: number; toleranceMs?: number } = {},
 ): SignatureVerdict {
   const { timestamp, signature } = request;
-  if (timestamp === undefined || !/^\d{1,16}$/.test(timestamp)) return { ok: false, reason: 'missing or malformed timestamp' };
+  if (timestamp === undefined || !/^\d{1,16}$/.test(timestamp))
+    return { ok: false, reason: 'missing or malformed timestamp' };
   const now = options.now ?? Date.now();
   if (Math.abs(now - Number(timestamp)) > (options.toleranceMs ?? 300_000)) {
     return { ok: false, reason: 'timestamp too far from now' };
   }
-  if (signature === undefined || !signature.startsWith('v1=')) return { ok: false, reason: 'missing or malformed signature' };
-  if (!sameText(signature.slice(3), hmacHex(secret, timestamp, request.body))) return { ok: false, reason: 'signature mismatch' };
+  if (signature === undefined || !signature.startsWith('v1='))
+    return { ok: false, reason: 'missing or malformed signature' };
+  if (!sameText(signature.slice(3), hmacHex(secret, timestamp, request.body)))
+    return { ok: false, reason: 'signature mismatch' };
   return { ok: true };
 }

@@ -45,7 +45,10 @@ export const RECEIVER_SECRET = 'receiver-secret-0123456789abcdef';
 /** A correct endpoint; every webhook made with `enabledWebhook` on it shares its secret. */
 export async function startCorrectReceiver(): Promise<ReceiverWithSecret> {
   const secret = { value: RECEIVER_SECRET };
-  const receiver = await startHttpsReceiver(testCertificates().server, correctEndpoint(() => secret.value));
+  const receiver = await startHttpsReceiver(
+    testCertificates().server,
+    correctEndpoint(() => secret.value),
+  );
   return { receiver, secret };
 }
 
@@ -57,7 +60,11 @@ export async function enabledWebhook(
 ): Promise<{ id: string; secret: string }> {
   const created = await t.request('POST', '/api/v1/webhook', {
     ...(options.key === undefined ? {} : { key: options.key }),
-    body: { name: options.name ?? 'Receiver', url: `${endpoint.receiver.url}/hook`, secret: endpoint.secret.value },
+    body: {
+      name: options.name ?? 'Receiver',
+      url: `${endpoint.receiver.url}/hook`,
+      secret: endpoint.secret.value,
+    },
   });
   if (created.status !== 201) throw new Error(`webhook creation failed: ${created.text}`);
   const verified = await t.request('POST', `/api/v1/webhook/${created.body.id}/verify`, {

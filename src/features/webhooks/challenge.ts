@@ -35,7 +35,8 @@ export function challengeAnswerProblem(
     return 'The answer is JSON but not an object; send {"challenge": "...", "challenge_response": "..."}.';
   }
   const { challenge, challenge_response: answer } = body as Record<string, unknown>;
-  if (typeof challenge !== 'string') return 'The answer has no "challenge" field; echo the challenge query parameter.';
+  if (typeof challenge !== 'string')
+    return 'The answer has no "challenge" field; echo the challenge query parameter.';
   if (!safeEqual(challenge, expected.challenge)) {
     return 'The "challenge" in the answer differs from the one sent in the challenge query parameter.';
   }

@@ -24,11 +24,24 @@ export async function countWebhooksOfUser(db: Executor, userId: string): Promise
  * write lock on SQLite, so two concurrent creates cannot both pass a count.
  */
 export async function lockUser(db: Executor, userId: string): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ id: eb.ref('id') })).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', userId)
+    .execute();
 }
 
-export async function findOwnWebhook(db: Executor, id: string, userId: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+export async function findOwnWebhook(
+  db: Executor,
+  id: string,
+  userId: string,
+): Promise<WebhookRow | undefined> {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 }
 
 function listQuery(db: Executor, userId: string) {
@@ -57,7 +70,12 @@ export async function updateWebhook(db: Executor, id: string, changes: Partial<W
 }
 
 /** Enables a webhook unless it was edited since `seenUpdatedAt` (then false: verify again). */
-export async function enableIfUnchanged(db: Executor, id: string, seenUpdatedAt: number, at: number): Promise<boolean> {
+export async function enableIfUnchanged(
+  db: Executor,
+  id: string,
+  seenUpdatedAt: number,
+  at: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('webhooks')
     .set({ is_enabled: 1, disabled_reason: null, consecutive_failures: 0, updated_at: at })

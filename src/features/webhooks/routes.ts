@@ -78,7 +78,7 @@ export async function webhookRoutes(app: App): Promise<void> {
       config: { permission: 'webhooks:read' },
       schema: {
         tags,
-        summary: 'One of the caller\'s webhooks',
+        summary: "One of the caller's webhooks",
         params: IdParams,
         response: responses({ 200: schemas.Webhook }, [401, 403, 404]),
       },

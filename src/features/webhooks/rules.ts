@@ -4,7 +4,14 @@ import { addressClass, hostLiteral, isAllowedAddress, type Network } from '../..
 export const HEADER_LIMITS = { count: 3, totalLength: 2048 };
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const RESERVED_NAMES = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'user-agent']);
+const RESERVED_NAMES = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'user-agent',
+]);
 const RESERVED_PREFIXES = ['x-service-', 'webhook-'];
 
 /** Contract §3 header rules; every broken rule is reported, so one answer fixes them all. */
@@ -12,7 +19,10 @@ export function headerProblems(headers: Record<string, string>): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const entries = Object.entries(headers);
   if (entries.length > HEADER_LIMITS.count) {
-    problems.push({ field: 'Header', message: `has ${entries.length} headers; at most ${HEADER_LIMITS.count} are allowed` });
+    problems.push({
+      field: 'Header',
+      message: `has ${entries.length} headers; at most ${HEADER_LIMITS.count} are allowed`,
+    });
   }
   const total = entries.reduce((sum, [name, value]) => sum + name.length + value.length, 0);
   if (total > HEADER_LIMITS.totalLength) {
@@ -36,9 +46,7 @@ export function headerProblems(headers: Record<string, string>): ErrorDetail[] {
   return problems;
 }
 
-export type UrlVerdict =
-  | { ok: true }
-  | { ok: false; status: 400 | 422; message: string };
+export type UrlVerdict = { ok: true } | { ok: false; status: 400 | 422; message: string };
 
 /**
  * Shape rules (400) and the literal-address rule (422). Names are checked when the service calls the

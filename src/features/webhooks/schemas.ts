@@ -17,7 +17,11 @@ const fields = {
       '(422); names are resolved and checked at every call.',
   }),
   metadata: Type.Object(
-    { labels: Type.Optional(StringMap('Identifying labels (at most 32, values up to 256 characters).', 32, 256)) },
+    {
+      labels: Type.Optional(
+        StringMap('Identifying labels (at most 32, values up to 256 characters).', 32, 256),
+      ),
+    },
     { additionalProperties: false },
   ),
   Header: Type.Record(Type.String(), Type.String(), {
@@ -28,7 +32,8 @@ const fields = {
   }),
   secret: Type.String({
     pattern: '^[\\x21-\\x7E]{16,256}$',
-    description: '16–256 printable ASCII characters without spaces. Generated (32 random bytes) when omitted.',
+    description:
+      '16–256 printable ASCII characters without spaces. Generated (32 random bytes) when omitted.',
   }),
 };
 
@@ -51,7 +56,11 @@ export const UpdateWebhookBody = Type.Object(
     Header: Type.Optional(fields.Header),
     secret: Type.Optional(fields.secret),
   },
-  { additionalProperties: false, minProperties: 1, description: 'At least one field; any edit disables the webhook.' },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'At least one field; any edit disables the webhook.',
+  },
 );
 
 export const WebhookWithSecret = Type.Object({
@@ -69,9 +78,12 @@ export const Webhook = Type.Object({
   metadata: Type.Object({ labels: Type.Record(Type.String(), Type.String()) }),
   headers: Type.Record(Type.String(), Type.String()),
   is_enabled: Type.Boolean(),
-  disabled_reason: Type.Union([Type.Literal('unverified'), Type.Literal('edited'), Type.Literal('failing'), Type.Null()], {
-    description: 'Why the webhook is disabled; null when enabled.',
-  }),
+  disabled_reason: Type.Union(
+    [Type.Literal('unverified'), Type.Literal('edited'), Type.Literal('failing'), Type.Null()],
+    {
+      description: 'Why the webhook is disabled; null when enabled.',
+    },
+  ),
   created_at: Type.String({ description: 'ISO 8601, UTC.' }),
   created_by: Type.Object({ id: Type.String(), name: Type.String() }),
   subscription_count: Type.Integer({ description: 'How many alerts use this webhook now.' }),
@@ -89,11 +101,16 @@ export const TestBody = Type.Object(
 );
 
 export const TestAnswer = Type.Object({
-  status: Type.Union([Type.Integer(), Type.Null()], { description: "The endpoint's HTTP status; null when none came." }),
-  response: Type.Unknown({
-    description: "The endpoint's body: parsed JSON when it is JSON, else text (at most 64 KiB read); null when none came.",
+  status: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The endpoint's HTTP status; null when none came.",
   }),
-  error: Type.Optional(Type.String({ description: 'Why no HTTP answer came (timeout, refused, TLS, blocked address).' })),
+  response: Type.Unknown({
+    description:
+      "The endpoint's body: parsed JSON when it is JSON, else text (at most 64 KiB read); null when none came.",
+  }),
+  error: Type.Optional(
+    Type.String({ description: 'Why no HTTP answer came (timeout, refused, TLS, blocked address).' }),
+  ),
 });
 
 export const DeleteQuery = Type.Object(

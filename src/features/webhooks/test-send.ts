@@ -11,8 +11,7 @@ import { loadOwnWebhook, requireEnabled } from './service.js';
 export const TEST_DEADLINE_MS = 5_000;
 
 export type TestOutcome =
-  | { status: number; response: unknown }
-  | { status: null; response: null; error: string };
+  { status: number; response: unknown } | { status: null; response: null; error: string };
 
 /** The headers every notification carries: the client's own, then the service's, which win. */
 export function notificationHeaders(
@@ -38,7 +37,11 @@ function readBody(body: Buffer): unknown {
 }
 
 /** Sends one signed sample notification, once, and reports what the endpoint said. Never a delivery failure. */
-export async function testWebhook(ctx: ServiceContext, id: string, type: NotificationType): Promise<TestOutcome> {
+export async function testWebhook(
+  ctx: ServiceContext,
+  id: string,
+  type: NotificationType,
+): Promise<TestOutcome> {
   const webhook = await loadOwnWebhook(ctx, id);
   requireEnabled(webhook);
   const org = await findOrg(ctx.db, ctx.actor.orgId);
@@ -59,7 +62,13 @@ export async function testWebhook(ctx: ServiceContext, id: string, type: Notific
     body,
   });
   try {
-    const response = await ctx.webhookClient.send({ url: webhook.url, method: 'POST', headers, body, deadlineMs: TEST_DEADLINE_MS });
+    const response = await ctx.webhookClient.send({
+      url: webhook.url,
+      method: 'POST',
+      headers,
+      body,
+      deadlineMs: TEST_DEADLINE_MS,
+    });
     return { status: response.status, response: readBody(response.body) };
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;

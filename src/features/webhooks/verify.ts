@@ -21,14 +21,21 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
   const secret = ctx.secretBox.open(webhook.secret_sealed);
   const challenge = newChallenge();
   const timestamp = String(ctx.clock.now());
-  const failed = (message: string): VerifyOutcome => ({ id, status: 'FAILED', message: `Verification failed: ${message}` });
+  const failed = (message: string): VerifyOutcome => ({
+    id,
+    status: 'FAILED',
+    message: `Verification failed: ${message}`,
+  });
 
   let problem: string | undefined;
   try {
     const response = await ctx.webhookClient.send({
       url: challengeUrl(webhook.url, challenge),
       method: 'GET',
-      headers: { ...(JSON.parse(webhook.headers) as Record<string, string>), 'X-Service-Timestamp': timestamp },
+      headers: {
+        ...(JSON.parse(webhook.headers) as Record<string, string>),
+        'X-Service-Timestamp': timestamp,
+      },
       deadlineMs: VERIFY_DEADLINE_MS,
     });
     problem = challengeAnswerProblem(response, { secret, timestamp, challenge });
@@ -40,5 +47,9 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
   if (!(await enableIfUnchanged(ctx.db, id, webhook.updated_at, ctx.clock.now()))) {
     return failed('the webhook was edited while it was being verified; verify it again.');
   }
-  return { id, status: 'SUCCESS', message: 'The endpoint answered the challenge correctly; the webhook is enabled.' };
+  return {
+    id,
+    status: 'SUCCESS',
+    message: 'The endpoint answered the challenge correctly; the webhook is enabled.',
+  };
 }
