@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
@@ -67,7 +68,10 @@ function databaseTarget(env: Env): DatabaseTarget {
 function secretKey(env: Env): Buffer | undefined {
   const raw = read(env, 'SECRET_KEY');
   if (raw === undefined) return undefined;
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  // Node's base64 decoder skips characters it does not know, so a mistyped key must be caught here.
+  const hex = /^[0-9a-fA-F]{64}$/.test(raw);
+  const base64 = /^[A-Za-z0-9+/_-]+={0,2}$/.test(raw);
+  const key = hex ? Buffer.from(raw, 'hex') : base64 ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
   if (key.length !== 32)
     throw new ConfigError('SECRET_KEY', 'must be 32 bytes, written as 64 hex digits or base64');
   return key;
@@ -98,7 +102,10 @@ function cidrList(env: Env): string[] {
   if (raw === undefined) return [];
   const items = raw.split(',').map((item) => item.trim());
   for (const item of items) {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(item)) {
+    const valid = item.includes(':')
+      ? ipaddr.IPv6.isValidCIDR(item)
+      : ipaddr.IPv4.isValidCIDRFourPartDecimal(item);
+    if (!valid) {
       throw new ConfigError(
         'WEBHOOK_ALLOWED_NETWORKS',
         `has "${item}", which is not a CIDR such as 10.0.0.0/8`,

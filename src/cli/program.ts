@@ -46,6 +46,9 @@ export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command('edgewatch')
     .description('Users, roles, API keys, alert subscriptions and verified webhooks for an edge fleet.')
     .showHelpAfterError()
+    // Before any subcommand exists, so that every subcommand inherits it: help and usage errors then
+    // come back to runCli as an exit code instead of ending the process.
+    .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
   program
@@ -127,7 +130,7 @@ export function buildProgram(io: CliIo = processIo): Command {
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can call it. */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
-  const program = buildProgram(io).exitOverride();
+  const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;

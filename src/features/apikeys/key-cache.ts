@@ -13,6 +13,8 @@ interface Entry {
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, Entry>();
+  /** Bumped by every invalidation, so a lookup that a revocation overtook is not cached. */
+  private generation = 0;
 
   constructor(
     private readonly ttlMs = 10_000,
@@ -29,7 +31,17 @@ export class ApiKeyCache {
     return entry.actor;
   }
 
-  set(keyHash: string, actor: Actor, now: number): void {
+  /** Taken before reading the database; pass it to `set`. */
+  snapshot(): number {
+    return this.generation;
+  }
+
+  /**
+   * Caches what a lookup read, unless an invalidation happened since its snapshot: the row it read
+   * may be one that was revoked meanwhile, and caching it would let the revoked key work until expiry.
+   */
+  set(keyHash: string, actor: Actor, now: number, snapshot: number): void {
+    if (snapshot !== this.generation) return;
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
@@ -38,11 +50,13 @@ export class ApiKeyCache {
   }
 
   invalidateKey(keyHash: string): void {
+    this.generation += 1;
     this.entries.delete(keyHash);
   }
 
   /** Drops every key of a user, e.g. after their roles or password change. */
   invalidateUser(userId: string): void {
+    this.generation += 1;
     for (const [hash, entry] of this.entries) if (entry.actor.userId === userId) this.entries.delete(hash);
   }
 }

@@ -25,17 +25,21 @@ export async function apiKeyRoutes(app: App): Promise<void> {
       schema: {
         tags: ['apikeys'],
         summary: 'Create an API key for the caller',
-        body: Type.Optional(
-          Type.Object(
-            { name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
-            { additionalProperties: false },
-          ),
+        description: 'The body is optional: without one, or with `{}`, the key gets a default name.',
+        body: Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
+          { additionalProperties: false },
         ),
         response: responses({ 201: CreatedKey }, [400, 401, 403, 413, 415]),
       },
+      // No body at all is the same as `{}`; a JSON `null` or any other non-object is still refused.
+      preValidation: (request, _reply, done) => {
+        if (request.body === undefined) request.body = {};
+        done();
+      },
     },
     async (request, reply) => {
-      const issued = await createOwnApiKey(contextOf(request), request.body?.name);
+      const issued = await createOwnApiKey(contextOf(request), request.body.name);
       return reply.code(201).send({ ...issued, created_at: isoUtc(issued.created_at) });
     },
   );

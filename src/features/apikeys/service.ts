@@ -21,6 +21,7 @@ export async function authenticate(ctx: AppContext, key: string): Promise<Actor 
   const now = ctx.clock.now();
   const cached = ctx.apiKeyCache.get(keyHash, now);
   if (cached !== undefined) return cached;
+  const snapshot = ctx.apiKeyCache.snapshot();
   const owner = await repo.findActiveKeyOwner(ctx.db, keyHash);
   if (owner === undefined) return undefined;
   const roleIds = await roleIdsOf(ctx.db, owner.user_id);
@@ -33,7 +34,7 @@ export async function authenticate(ctx: AppContext, key: string): Promise<Actor 
     permissions: permissionsOf(roleIds),
     apiKeyId: owner.key_id,
   };
-  ctx.apiKeyCache.set(keyHash, actor, now);
+  ctx.apiKeyCache.set(keyHash, actor, now, snapshot);
   return actor;
 }
 

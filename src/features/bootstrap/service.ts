@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { isUniqueViolation } from '../../db/connect.js';
 import { newId } from '../../lib/ids.js';
 import { hashApiKey } from '../apikeys/key-material.js';
 import { findKeyByHash } from '../apikeys/repo.js';
@@ -26,6 +27,17 @@ export type BootstrapResult =
  * first admin; running it twice with the same value is a no-op.
  */
 export async function bootstrap(ctx: AppContext, options: BootstrapOptions = {}): Promise<BootstrapResult> {
+  try {
+    return await bootstrapOnce(ctx, options);
+  } catch (error) {
+    // Another instance bootstrapped the same database at the same moment (PostgreSQL, several
+    // instances starting together); its work is committed and visible now, so the second look finds it.
+    if (!isUniqueViolation(error)) throw error;
+    return bootstrapOnce(ctx, options);
+  }
+}
+
+async function bootstrapOnce(ctx: AppContext, options: BootstrapOptions): Promise<BootstrapResult> {
   return ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
     if ((await countOrgs(trx)) === 0) {

@@ -1,0 +1,150 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const HEX_KEY = 'ab'.repeat(32);
+const BASE64_KEY = Buffer.alloc(32, 7).toString('base64');
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('defaults', () => {
+  it('follows the contract when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      database: { kind: 'sqlite', file: path.resolve('data/edgewatch.db') },
+      publicUrl: 'http://localhost:8080',
+      smtpUrl: undefined,
+      secretKey: undefined,
+      bootstrapApiKey: undefined,
+      webhookAllowedNetworks: [],
+      maxWebhooksPerUser: 3,
+      maxWebhookAlertsPerUser: 10,
+      logLevel: 'info',
+    });
+  });
+
+  it('derives the public URL from the port', () => {
+    expect(loadConfig({ PORT: '9090' }).publicUrl).toBe('http://localhost:9090');
+  });
+
+  it('treats empty and blank variables as unset', () => {
+    const config = loadConfig({ PORT: '', LOG_LEVEL: '  ', SMTP_URL: '', SECRET_KEY: '' });
+    expect(config.port).toBe(8080);
+    expect(config.logLevel).toBe('info');
+    expect(config.smtpUrl).toBeUndefined();
+    expect(config.secretKey).toBeUndefined();
+  });
+});
+
+describe('valid values', () => {
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '3000',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://edgewatch:pw@db.internal:5432/edgewatch',
+      PUBLIC_URL: 'https://edgewatch.example.com/',
+      SMTP_URL: 'smtps://mailer:pw@smtp.example.com:465',
+      SECRET_KEY: HEX_KEY,
+      BOOTSTRAP_API_KEY: 'k'.repeat(40),
+      WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, fd00::/8',
+      MAX_WEBHOOKS_PER_USER: '5',
+      MAX_WEBHOOK_ALERTS_PER_USER: '0',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://edgewatch:pw@db.internal:5432/edgewatch',
+    });
+    expect(config.publicUrl).toBe('https://edgewatch.example.com');
+    expect(config.smtpUrl).toBe('smtps://mailer:pw@smtp.example.com:465');
+    expect(config.secretKey).toEqual(Buffer.from(HEX_KEY, 'hex'));
+    expect(config.bootstrapApiKey).toBe('k'.repeat(40));
+    expect(config.webhookAllowedNetworks).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    expect(config.maxWebhooksPerUser).toBe(5);
+    expect(config.maxWebhookAlertsPerUser).toBe(0);
+    expect(config.logLevel).toBe('debug');
+  });
+
+  it('accepts a base64 secret key and a postgresql:// URL', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgresql://db/edgewatch', SECRET_KEY: BASE64_KEY });
+    expect(config.secretKey).toEqual(Buffer.alloc(32, 7));
+    expect(config.database.kind).toBe('postgres');
+  });
+
+  it('resolves a relative SQLite path and keeps :memory:', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./x/y.db' }).database).toEqual({
+      kind: 'sqlite',
+      file: path.resolve('x/y.db'),
+    });
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({
+      kind: 'sqlite',
+      file: ':memory:',
+    });
+  });
+});
+
+describe('invalid values stop the start with a message naming the variable', () => {
+  const cases: { variable: string; value: string }[] = [
+    { variable: 'PORT', value: 'abc' },
+    { variable: 'PORT', value: '70000' },
+    { variable: 'PORT', value: '80.5' },
+    { variable: 'PORT', value: '-1' },
+    { variable: 'DATABASE_URL', value: 'mysql://x' },
+    { variable: 'DATABASE_URL', value: 'sqlite:' },
+    { variable: 'DATABASE_URL', value: './edgewatch.db' },
+    { variable: 'SECRET_KEY', value: 'short' },
+    { variable: 'SECRET_KEY', value: 'ab'.repeat(31) },
+    { variable: 'SECRET_KEY', value: Buffer.alloc(33).toString('base64') },
+    { variable: 'SECRET_KEY', value: `${BASE64_KEY.slice(0, -1)}!!!` },
+    { variable: 'LOG_LEVEL', value: 'loud' },
+    { variable: 'MAX_WEBHOOKS_PER_USER', value: '-1' },
+    { variable: 'MAX_WEBHOOKS_PER_USER', value: 'three' },
+    { variable: 'MAX_WEBHOOK_ALERTS_PER_USER', value: '1.5' },
+    { variable: 'WEBHOOK_ALLOWED_NETWORKS', value: 'nope' },
+    { variable: 'WEBHOOK_ALLOWED_NETWORKS', value: '10.0.0.0/8,' },
+    { variable: 'WEBHOOK_ALLOWED_NETWORKS', value: '10.0.0.0/33' },
+    { variable: 'WEBHOOK_ALLOWED_NETWORKS', value: '300.1.1.1/8' },
+    { variable: 'WEBHOOK_ALLOWED_NETWORKS', value: 'fd00::/129' },
+    { variable: 'PUBLIC_URL', value: 'ftp://x' },
+    { variable: 'PUBLIC_URL', value: 'not a url' },
+    { variable: 'SMTP_URL', value: 'http://x' },
+    { variable: 'SMTP_URL', value: 'smtp://' },
+    { variable: 'BOOTSTRAP_API_KEY', value: 'too-short' },
+  ];
+
+  it.each(cases)('$variable=$value', ({ variable, value }) => {
+    const error = configError({ [variable]: value });
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(variable);
+    expect(error.message.split('\n')).toHaveLength(1);
+  });
+
+  it('requires SECRET_KEY with PostgreSQL', () => {
+    const error = configError({ DATABASE_URL: 'postgres://db/edgewatch' });
+    expect(error.variable).toBe('SECRET_KEY');
+    expect(error.message).toContain('SECRET_KEY');
+    expect(error.message).toMatch(/PostgreSQL/);
+  });
+
+  it('never echoes a secret value in the message', () => {
+    const secret = 'sup3r-s3cret-but-not-a-key';
+    expect(configError({ SECRET_KEY: secret }).message).not.toContain(secret);
+    const bootstrap = 'short-bootstrap-value';
+    expect(configError({ BOOTSTRAP_API_KEY: bootstrap }).message).not.toContain(bootstrap);
+    const dbPassword = 'db-password-123';
+    expect(configError({ DATABASE_URL: `mysql://u:${dbPassword}@x` }).message).not.toContain(dbPassword);
+    expect(configError({ SMTP_URL: `http://u:${dbPassword}@x` }).message).not.toContain(dbPassword);
+  });
+});

@@ -1,0 +1,380 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { bootstrap } from '../src/features/bootstrap/service.js';
+import { createLogger } from '../src/observability/logger.js';
+import { closeContext, openContext } from '../src/runtime.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { serviceEnv } from './support/service-env.js';
+
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 20_000;
+// Variables of the service that the test runner's own environment must not leak into the child.
+const SERVICE_VARIABLES =
+  /^(PORT|HOST|DATABASE_URL|PUBLIC_URL|SMTP_URL|SECRET_KEY|BOOTSTRAP_API_KEY|WEBHOOK_ALLOWED_NETWORKS|MAX_WEBHOOKS?_[A-Z_]+|LOG_LEVEL)$/;
+
+interface LogLine {
+  msg?: string;
+  level?: number;
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  reqId?: string;
+}
+
+/** The real program in its own process, with only the given service variables. */
+function program(args: string[], env: Record<string, string>): ChildProcess {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !SERVICE_VARIABLES.test(name)),
+  );
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs a one-shot command to its end, bounded. */
+async function runToEnd(args: string[], env: Record<string, string>) {
+  const child = program(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const code = await bounded(exited, START_TIMEOUT_MS, `end of edgewatch ${args.join(' ')}`);
+    return { code, stdout, stderr };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
+/** The real program, `edgewatch serve`, in its own process. */
+class Server {
+  readonly lines: LogLine[] = [];
+  readonly output: string[] = [];
+  readonly exited: Promise<number | null>;
+  baseUrl = '';
+  private readonly child: ChildProcess;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(env: Record<string, string>) {
+    this.child = program(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env });
+    let pending = '';
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      const complete = pending.split('\n');
+      pending = complete.pop() ?? '';
+      for (const text of complete) this.take(text);
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.take(chunk));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    void this.exited.then(() => this.notify());
+  }
+
+  private take(text: string): void {
+    if (text.trim() === '') return;
+    this.output.push(text);
+    try {
+      this.lines.push(JSON.parse(text) as LogLine);
+    } catch {
+      // Not a log line (e.g. a start-up failure on stderr): kept in `output` for the failure message.
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const wake of this.waiters) wake();
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Resolves when a log line matches; fails when the process ends first or the time is up. */
+  async waitFor(what: string, match: (line: LogLine) => boolean, timeoutMs = START_TIMEOUT_MS) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found !== undefined) return found;
+      if (!this.running) throw new Error(`exited before ${what}:\n${this.output.join('\n')}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${what} within ${timeoutMs} ms:\n${this.output.join('\n')}`);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  async started(): Promise<this> {
+    const line = await this.waitFor('listening line', (l) => /^Server listening at http:/.test(l.msg ?? ''));
+    this.baseUrl = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line.msg ?? '')![1]!;
+    return this;
+  }
+
+  /** SIGTERM, then the exit code, bounded. */
+  async stop(): Promise<number | null> {
+    this.child.kill('SIGTERM');
+    return bounded(this.exited, STOP_TIMEOUT_MS, 'exit after SIGTERM');
+  }
+
+  kill(): void {
+    if (this.running) this.child.kill('SIGKILL');
+  }
+
+  fetch(path: string, key: string | null, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (key !== null) headers['x-api-key'] = key;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return fetch(this.baseUrl + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(STOP_TIMEOUT_MS),
+    });
+  }
+
+  /** The key printed at first start, if any. */
+  printedKeys(): string[] {
+    return this.output.flatMap((text) =>
+      [...text.matchAll(/Admin API key: (\S+?)(?:\\n|"|\s|$)/g)].map((m) => m[1]!),
+    );
+  }
+}
+
+/** A POST whose body is sent in two halves: the second only when `finish` is called. */
+function slowPost(url: string, key: string, body: unknown) {
+  const text = JSON.stringify(body);
+  const half = Math.floor(text.length / 2);
+  const req = http.request(url, {
+    method: 'POST',
+    headers: {
+      'x-api-key': key,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+    },
+  });
+  const response = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+    req.once('response', (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+    });
+    req.once('error', reject);
+  });
+  req.write(text.slice(0, half));
+  return { response, finish: () => req.end(text.slice(half)) };
+}
+
+function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const servers: Server[] = [];
+const databases: TestDatabase[] = [];
+
+async function start(env: Record<string, string>): Promise<Server> {
+  const server = new Server(env);
+  servers.push(server);
+  return server.started();
+}
+
+async function freshEnv(): Promise<Record<string, string>> {
+  const database = await createTestDatabase();
+  databases.push(database);
+  return serviceEnv(database);
+}
+
+async function me(server: Server, key: string) {
+  const res = await server.fetch('/api/v1/user/me', key);
+  return { status: res.status, body: (await res.json()) as { email?: string } };
+}
+
+afterAll(async () => {
+  for (const server of servers) server.kill();
+  await Promise.all(servers.map((server) => bounded(server.exited, STOP_TIMEOUT_MS, 'exit after SIGKILL')));
+  for (const database of databases) await database.drop();
+});
+
+describe('first start, graceful stop and restart', () => {
+  let env: Record<string, string>;
+  let adminKey: string;
+
+  beforeAll(async () => {
+    env = await freshEnv();
+  });
+
+  it('prints the admin key once at first start, and it works over HTTP', { timeout: 60_000 }, async () => {
+    const server = await start(env);
+    const keys = server.printedKeys();
+    expect(keys).toHaveLength(1);
+    adminKey = keys[0]!;
+    expect(adminKey.length).toBeGreaterThanOrEqual(43);
+    expect(server.output.join('\n').split(adminKey)).toHaveLength(2);
+    const res = await me(server, adminKey);
+    expect(res.status).toBe(200);
+    expect(res.body.email).toBe('admin@edgewatch.local');
+    expect((await me(server, `${adminKey}x`)).status).toBe(401);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('finishes in-flight requests on SIGTERM, then exits 0', { timeout: 90_000 }, async () => {
+    const server = await start(env);
+    expect(server.printedKeys()).toEqual([]);
+    const newUser = (label: string) => ({
+      name: `Shutdown ${label}`,
+      email: `shutdown-${label}-${randomBytes(3).toString('hex')}@example.com`,
+      password: 'a-long-password',
+      roles: ['read_only'],
+    });
+    const isUserPost = (l: LogLine) => l.msg === 'incoming request' && l.req?.url === '/api/v1/user';
+
+    // A slow client: headers and half the body are sent, so this request is under way at the signal.
+    const slowUser = newUser('slow');
+    const slow = slowPost(`${server.baseUrl}/api/v1/user`, adminKey, slowUser);
+    await server.waitFor('the slow request', isUserPost);
+    // Ordinary slow work in flight as well: adding a user hashes its password (Argon2id, 19 MiB).
+    const users = Array.from({ length: 12 }, (_, i) => newUser(String(i)));
+    const batch = users.map((user) => server.fetch('/api/v1/user', adminKey, user));
+    await server.waitFor(
+      'every request arriving',
+      () => server.lines.filter(isUserPost).length === users.length + 1,
+    );
+
+    const exit = server.stop();
+    const signalled = await server.waitFor('the signal', (l) => /SIGTERM received/.test(l.msg ?? ''));
+    slow.finish();
+    const answer = await bounded(slow.response, STOP_TIMEOUT_MS, 'answer to the slow request');
+    expect(answer.status).toBe(201);
+    // The connection is closed with the answer, so a keep-alive client cannot hold the process open.
+    expect(answer.connection).toBe('close');
+    const statuses = await Promise.all(batch.map(async (res) => (await res).status));
+    expect(statuses).toEqual(users.map(() => 201));
+    expect(await exit).toBe(0);
+    const slowId = server.lines.find(isUserPost)!.reqId;
+    const completed = server.lines.findIndex((l) => l.msg === 'request completed' && l.reqId === slowId);
+    expect(completed).toBeGreaterThan(server.lines.indexOf(signalled));
+
+    // The users were written: after a restart they exist (unverified, so login says 403, not 401).
+    const again = await start(env);
+    for (const user of [slowUser, ...users.slice(0, 2)]) {
+      const login = await again.fetch('/api/v1/auth/login', null, {
+        email: user.email,
+        password: user.password,
+      });
+      expect(login.status).toBe(403);
+    }
+    expect(await again.stop()).toBe(0);
+  });
+
+  it('prints no new key on a later start, and the first key still works', { timeout: 60_000 }, async () => {
+    const server = await start(env);
+    expect(server.printedKeys()).toEqual([]);
+    expect(server.output.join('\n')).not.toContain(adminKey);
+    expect((await me(server, adminKey)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it(
+    'adds BOOTSTRAP_API_KEY to an existing database once, across restarts',
+    { timeout: 90_000 },
+    async () => {
+      const preset = `ew_${randomBytes(32).toString('base64url')}`;
+      for (let run = 0; run < 2; run += 1) {
+        const server = await start({ ...env, BOOTSTRAP_API_KEY: preset });
+        expect(server.printedKeys()).toEqual([]);
+        expect(server.output.join('\n')).not.toContain(preset);
+        expect((await me(server, preset)).status).toBe(200);
+        expect((await me(server, adminKey)).status).toBe(200);
+        const list = await server.fetch('/api/v2/apikey', preset);
+        const names = ((await list.json()) as { results: { name: string }[] }).results.map((k) => k.name);
+        expect(names.filter((n) => n === 'Bootstrap')).toHaveLength(2);
+        expect(await server.stop()).toBe(0);
+      }
+    },
+  );
+});
+
+describe('first start with BOOTSTRAP_API_KEY', () => {
+  it(
+    'installs the given key, prints none, and creates no duplicate on restart',
+    { timeout: 90_000 },
+    async () => {
+      const env = { ...(await freshEnv()), BOOTSTRAP_API_KEY: `ew_${randomBytes(32).toString('base64url')}` };
+      const key = env.BOOTSTRAP_API_KEY;
+      for (let run = 0; run < 2; run += 1) {
+        const server = await start(env);
+        expect(server.printedKeys()).toEqual([]);
+        expect(server.output.join('\n')).not.toContain(key);
+        expect((await me(server, key)).status).toBe(200);
+        const list = await server.fetch('/api/v2/apikey', key);
+        expect(((await list.json()) as { results: unknown[] }).results).toHaveLength(1);
+        expect(await server.stop()).toBe(0);
+      }
+    },
+  );
+});
+
+describe('several instances bootstrapping one database at once', () => {
+  it('all start, leaving one organization, one admin and each key once', async () => {
+    const presets = [1, 2].map(() => `ew_${randomBytes(32).toString('base64url')}`);
+    const config = loadConfig({ ...(await freshEnv()), LOG_LEVEL: 'silent' });
+    const ctx = await openContext(config, createLogger('silent'));
+    try {
+      const instances = [1, 2, 3];
+      // With PostgreSQL these run in parallel transactions, as separate instances would.
+      const first = await Promise.all(instances.map(() => bootstrap(ctx, { presetKey: presets[0] })));
+      expect(first.map((r) => r.kind).sort()).toEqual(['created', 'unchanged', 'unchanged']);
+      const second = await Promise.all(instances.map(() => bootstrap(ctx, { presetKey: presets[1] })));
+      expect(second.map((r) => r.kind).sort()).toEqual(['preset-key-added', 'unchanged', 'unchanged']);
+      const count = async (table: 'organizations' | 'users' | 'api_keys') =>
+        Number(
+          (
+            await ctx.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number | string>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      expect(await count('organizations')).toBe(1);
+      expect(await count('users')).toBe(1);
+      expect(await count('api_keys')).toBe(2);
+    } finally {
+      await closeContext(ctx);
+    }
+  });
+});
+
+describe('one-shot commands of the real program', () => {
+  it('end by themselves with the right exit code', { timeout: 90_000 }, async () => {
+    const env = { ...(await freshEnv()), LOG_LEVEL: 'warn' };
+    const migrate = await runToEnd(['migrate'], env);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toMatch(/^Applied: 0001_foundation/);
+    const init = await runToEnd(['init'], env);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(/Admin API key \(shown once\): \S{43,}/);
+    const again = await runToEnd(['init'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe('Already initialized: the database has an organization.');
+    const help = await runToEnd(['apikey', 'create', '--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: edgewatch apikey create');
+    const invalid = await runToEnd(['serve'], { ...env, PORT: 'abc' });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr.trim().split('\n')).toEqual([expect.stringContaining('PORT')]);
+  });
+});
