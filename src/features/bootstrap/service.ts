@@ -87,14 +87,10 @@ async function bootstrapOnce(ctx: AppContext, options: BootstrapOptions): Promis
 /** Says what bootstrap did, printing a generated key once and clearly (it is never stored in clear). */
 export function announceBootstrap(ctx: AppContext, result: BootstrapResult): void {
   if (result.kind === 'created' && result.generated) {
+    // One line, so it stays readable in JSON logs: the key is never stored in clear and never shown again.
     ctx.logger.warn(
-      [
-        'First start: created the root organization and the admin user ' + result.adminEmail + '.',
-        '',
-        '    Admin API key: ' + result.key,
-        '',
-        'It is shown only this once. Send it in the X-API-KEY header.',
-      ].join('\n'),
+      `First start: created the root organization and ${result.adminEmail}. Admin API key: ${result.key} ` +
+        '(shown only this once; send it in the X-API-KEY header)',
     );
   } else if (result.kind === 'created') {
     ctx.logger.info(
