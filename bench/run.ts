@@ -1,5 +1,6 @@
-// `npm run bench`: starts each target as its own process on 127.0.0.1, loads it with autocannon, prints the
-// figures and whether they meet the goals. It reports; it does not gate (exit 0 whatever the figures).
+// `npm run bench`: starts each target as its own process on 127.0.0.1, times webhook verification call by call,
+// loads each scenario with autocannon, prints the figures and whether they meet the goals. It reports; it does
+// not gate (exit 0 whatever the figures).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,9 +8,32 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { probe, runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './lib/load.js';
 import { cpuTimeMs, residentMB } from './lib/processes.js';
-import { checksList, resultsTable, spoiledWarnings, type Check, type ScenarioOutcome } from './lib/report.js';
+import {
+  checksList,
+  latencyTable,
+  resultsTable,
+  spoiledWarnings,
+  type Check,
+  type ScenarioOutcome,
+  type SeriesSummary,
+} from './lib/report.js';
+import { median, percentile } from './lib/stats.js';
+import { makeCertificates } from './lib/tls.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
-import { TARGETS, type StartedTarget, type TargetName } from './targets.js';
+import {
+  SEQUENCES,
+  WARM_UP_CALLS,
+  type Sequence,
+  type SequenceResult,
+  type TimedSeries,
+} from './sequences.js';
+import {
+  startNodeOptions,
+  TARGETS,
+  type BenchSetup,
+  type StartedTarget,
+  type TargetName,
+} from './targets.js';
 
 interface Settings {
   load: LoadOptions;
@@ -17,7 +41,11 @@ interface Settings {
   /** How long a target sits idle after it is ready before its memory is read. */
   idleSeconds: number;
   rounds: number;
+  /** Sequential calls per latency sequence (webhook verify, and as many to its floor). */
+  calls: number;
   only: string | undefined;
+  /** Node options for the service instead of `npm start`'s: for trying one before changing it there. */
+  nodeOptions: string | undefined;
 }
 
 function readSettings(): Settings {
@@ -28,7 +56,9 @@ function readSettings(): Settings {
       warmup: { type: 'string', default: '3' },
       idle: { type: 'string', default: '3' },
       rounds: { type: 'string', default: '1' },
+      calls: { type: 'string', default: '200' },
       only: { type: 'string' },
+      'node-options': { type: 'string' },
     },
   });
   const whole = (name: string, raw: string, min: number) => {
@@ -44,7 +74,9 @@ function readSettings(): Settings {
     warmupSeconds: whole('warmup', values.warmup, 0),
     idleSeconds: whole('idle', values.idle, 0),
     rounds: whole('rounds', values.rounds, 1),
+    calls: whole('calls', values.calls, 1),
     only: values.only,
+    nodeOptions: values['node-options'],
   };
 }
 
@@ -54,19 +86,22 @@ function machine(): string {
   return `${os.availableParallelism()} CPUs (${cpu}), ${memoryGB} GB memory, Node ${process.version}, ${os.platform()} ${os.release()}`;
 }
 
-/** The scenarios to run: all, or those matching --only plus the reference they are compared with. */
-function selected(settings: Settings): Scenario[] {
-  if (settings.only === undefined) return SCENARIOS;
+/** What to run: everything, or what matches --only, plus the reference if a load scenario is among it. */
+function selected(settings: Settings): { scenarios: Scenario[]; sequences: Sequence[] } {
+  if (settings.only === undefined) return { scenarios: SCENARIOS, sequences: SEQUENCES };
   const needle = settings.only.toLowerCase();
-  return SCENARIOS.filter(
-    (scenario) => scenario.reference === true || scenario.name.toLowerCase().includes(needle),
-  );
+  const matches = (name: string) => name.toLowerCase().includes(needle);
+  const loads = SCENARIOS.filter((scenario) => scenario.reference !== true && matches(scenario.name));
+  return {
+    scenarios: loads.length === 0 ? [] : SCENARIOS.filter((s) => s.reference === true || loads.includes(s)),
+    sequences: SEQUENCES.filter((sequence) => matches(sequence.name)),
+  };
 }
 
 /** Starts every target the scenarios need, and measures idle memory before any load reaches it. */
 async function startTargets(
   names: TargetName[],
-  workDir: string,
+  setup: BenchSetup,
   idleSeconds: number,
   started: Map<TargetName, StartedTarget>,
   checks: Check[],
@@ -74,7 +109,7 @@ async function startTargets(
   for (const name of names) {
     const definition = TARGETS[name];
     process.stderr.write(`starting ${name} (${definition.description})\n`);
-    const target = await definition.start(workDir);
+    const target = await definition.start(setup);
     started.set(name, target);
     if (definition.idleRssLimitMB === undefined) continue;
     await sleep(idleSeconds * 1000);
@@ -149,6 +184,42 @@ async function measure(
   return new Map(prepared.map((entry) => [entry.scenario, medianRound(entry.rounds)]));
 }
 
+/** Each sequence in turn, before any load: nothing else the bench does runs meanwhile. */
+async function runSequences(
+  sequences: Sequence[],
+  started: Map<TargetName, StartedTarget>,
+  setup: BenchSetup,
+  calls: number,
+): Promise<Map<Sequence, SequenceResult>> {
+  const results = new Map<Sequence, SequenceResult>();
+  for (const sequence of sequences) {
+    const target = started.get(sequence.target);
+    if (target === undefined) throw new Error(`${sequence.target} was not started`);
+    process.stderr.write(`  ${sequence.name}: ${calls} sequential calls and ${calls} to its floor\n`);
+    results.set(sequence, await sequence.run(target, { calls, certificates: setup.certificates }));
+  }
+  return results;
+}
+
+function summary({ label, durationsMs }: TimedSeries): SeriesSummary {
+  return {
+    label,
+    calls: durationsMs.length,
+    medianMs: median(durationsMs),
+    p99Ms: percentile(durationsMs, 99),
+  };
+}
+
+function sequenceCheck(sequence: Sequence, measured: SeriesSummary, floor: SeriesSummary): Check {
+  const overhead = measured.medianMs - floor.medianMs;
+  return {
+    subject: sequence.name,
+    goal: `overhead over the floor at the median ≤ ${sequence.goals.maxMedianOverheadMs} ms`,
+    actual: `${overhead.toFixed(2)} ms: ${measured.medianMs.toFixed(2)} against ${floor.medianMs.toFixed(2)} ms`,
+    met: overhead <= sequence.goals.maxMedianOverheadMs,
+  };
+}
+
 function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
   const checks: Check[] = [];
   const { minRatio, maxP99Ms } = scenario.goals ?? {};
@@ -156,7 +227,7 @@ function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
     checks.push({
       subject: scenario.name,
       goal: `req/s ≥ ${minRatio} × baseline`,
-      actual: outcome.ratio === undefined ? 'n/a' : outcome.ratio.toFixed(2),
+      actual: outcome.ratio === undefined ? 'n/a' : outcome.ratio.toFixed(3),
       met: outcome.ratio !== undefined && outcome.ratio >= minRatio,
     });
   }
@@ -173,16 +244,26 @@ function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const scenarios = selected(settings);
+  const { scenarios, sequences } = selected(settings);
+  if (scenarios.length === 0 && sequences.length === 0)
+    throw new Error(`nothing matches --only ${settings.only}`);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
   // On every way out, a stop by signal included (the servers are killed then too, see lib/processes.ts).
   process.once('exit', () => fs.rmSync(workDir, { recursive: true, force: true }));
+  const setup: BenchSetup = {
+    workDir,
+    certificates: makeCertificates(path.join(workDir, 'tls')),
+    serviceNodeOptions: settings.nodeOptions?.split(/\s+/).filter(Boolean) ?? startNodeOptions(),
+  };
   const started = new Map<TargetName, StartedTarget>();
   const checks: Check[] = [];
   let results: Map<Scenario, Measurement>;
+  let latencies: Map<Sequence, SequenceResult>;
   try {
-    const names = [...new Set(scenarios.map((scenario) => scenario.target))];
-    await startTargets(names, workDir, settings.idleSeconds, started, checks);
+    const names = [...new Set([...scenarios, ...sequences].map((entry) => entry.target))];
+    await startTargets(names, setup, settings.idleSeconds, started, checks);
+    // Sequences first: they leave no data behind, while the load scenarios' data stays until the end.
+    latencies = await runSequences(sequences, started, setup, settings.calls);
     results = await measure(scenarios, started, settings);
   } finally {
     await Promise.all([...started.values()].map((target) => target.stop()));
@@ -201,15 +282,36 @@ async function main(): Promise<void> {
     checks.push(...goalChecks(scenario, outcome));
   }
 
+  const latencyRows: SeriesSummary[] = [];
+  for (const [sequence, { measured, floor }] of latencies) {
+    const [measuredRow, floorRow] = [summary(measured), summary(floor)];
+    latencyRows.push(measuredRow, floorRow);
+    checks.push(sequenceCheck(sequence, measuredRow, floorRow));
+  }
+
   const { connections, durationSeconds } = settings.load;
   console.log(`\nedgewatch benchmarks on ${machine()}`);
-  console.log(
-    `${connections} connections, ${durationSeconds} s per scenario after a ${settings.warmupSeconds} s warm-up, ` +
-      `${settings.rounds === 1 ? 'one round' : `median of ${settings.rounds} rounds`}, ` +
-      'servers logging at info to a file\n',
-  );
-  console.log(resultsTable(outcomes));
-  console.log('');
+  if (started.has('service')) {
+    const command = ['node', ...setup.serviceNodeOptions, 'dist/main.js serve'].join(' ');
+    const source = settings.nodeOptions === undefined ? 'as npm start' : 'options from --node-options';
+    console.log(`service: ${command} (${source})`);
+  }
+  if (outcomes.length > 0) {
+    console.log(
+      `${connections} connections, ${durationSeconds} s per scenario after a ${settings.warmupSeconds} s warm-up, ` +
+        `${settings.rounds === 1 ? 'one round' : `median of ${settings.rounds} rounds`}, ` +
+        'servers logging at info to a file\n',
+    );
+    console.log(resultsTable(outcomes));
+    console.log('');
+  }
+  if (latencyRows.length > 0) {
+    console.log(
+      `One call at a time after ${WARM_UP_CALLS} untimed ones, each call to the service beside one to its floor:\n`,
+    );
+    console.log(latencyTable(latencyRows));
+    console.log('');
+  }
   console.log(checksList(checks));
   for (const warning of spoiledWarnings(outcomes)) console.log(warning);
 }

@@ -58,3 +58,19 @@ export function spoiledWarnings(outcomes: ScenarioOutcome[]): string[] {
         `warning: ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors in ${result.total} requests`,
     );
 }
+
+export interface SeriesSummary {
+  label: string;
+  calls: number;
+  medianMs: number;
+  p99Ms: number;
+}
+
+/** Sequential latencies: one row per timed series (a measurement and its floor). */
+export function latencyTable(rows: SeriesSummary[]): string {
+  const lines = [row(['sequence', 'calls', 'median (ms)', 'p99 (ms)']), row(['---', '---:', '---:', '---:'])];
+  for (const { label, calls, medianMs, p99Ms } of rows) {
+    lines.push(row([label, String(calls), medianMs.toFixed(2), p99Ms.toFixed(2)]));
+  }
+  return lines.join('\n');
+}
