@@ -6,6 +6,7 @@ import type { Mailer } from './mail/mailer.js';
 import type { ApiKeyCache } from './features/apikeys/key-cache.js';
 import type { Permission } from './features/roles/catalog.js';
 import type { SecretBox } from './lib/secret-box.js';
+import type { VersionedCache } from './lib/versioned-cache.js';
 import type { Network } from './net/addresses.js';
 import type { OutboundClient } from './net/outbound.js';
 
@@ -21,6 +22,8 @@ export interface AppContext {
   secretBox: SecretBox;
   /** The one client for calls to customer endpoints (verify, test, notifications). */
   webhookClient: OutboundClient;
+  /** Users' webhook and alert lists, valid while their subscriptions version is unchanged. */
+  listCache: VersionedCache;
   /** WEBHOOK_ALLOWED_NETWORKS, parsed. */
   allowedNetworks: Network[];
 }

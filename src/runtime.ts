@@ -7,6 +7,7 @@ import { ApiKeyCache } from './features/apikeys/key-cache.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Mailer } from './mail/mailer.js';
 import { loadSecretKey, SecretBox } from './lib/secret-box.js';
+import { VersionedCache } from './lib/versioned-cache.js';
 import { parseNetworks } from './net/addresses.js';
 import { OutboundClient } from './net/outbound.js';
 
@@ -50,6 +51,7 @@ export async function openContext(
     apiKeyCache: new ApiKeyCache(),
     secretBox: new SecretBox(loadSecretKey(config)),
     webhookClient,
+    listCache: new VersionedCache(),
     allowedNetworks: parseNetworks(config.webhookAllowedNetworks),
   };
 }

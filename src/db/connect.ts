@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DatabaseTarget } from '../config.js';
 import type { Database, Db } from './types.js';
 
@@ -13,6 +13,32 @@ const typeParser = ((oid: number, format?: 'text') =>
   oid === INT8_OID
     ? Number
     : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser;
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs about as much as running a small
+ * query, so statements are kept by their SQL text (bounded, oldest dropped first). Reuse is safe: the
+ * driver runs one query at a time on its single connection and never leaves an iterator open here.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (statement === undefined) {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = statements.keys().next();
+          if (oldest.done !== true) statements.delete(oldest.value);
+        }
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
 
 export interface ConnectOptions {
   /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
@@ -28,7 +54,7 @@ export function connectDatabase(target: DatabaseTarget, options: ConnectOptions 
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   }
   const pool = new pg.Pool({
     connectionString: target.url,

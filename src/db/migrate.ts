@@ -3,12 +3,14 @@ import type { Db } from './types.js';
 import * as foundation from './migrations/0001_foundation.js';
 import * as webhooks from './migrations/0002_webhooks.js';
 import * as alerts from './migrations/0003_alerts.js';
+import * as subscriptionsVersion from './migrations/0004_subscriptions_version.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_webhooks': webhooks,
   '0003_alerts': alerts,
+  '0004_subscriptions_version': subscriptionsVersion,
 };
 
 export interface MigrationReport {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /** Timestamps are epoch milliseconds; booleans are 0/1 integers, so one schema serves SQLite and PostgreSQL. */
 export interface OrganizationsTable {
@@ -23,6 +23,8 @@ export interface UsersTable {
   email_verified_at: number | null;
   password_change_required: number;
   created_at: number;
+  /** Bumped by every change to the user's webhooks and alerts; validates cached lists. */
+  subscriptions_version: Generated<number>;
 }
 
 export interface UserRolesTable {

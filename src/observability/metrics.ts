@@ -23,17 +23,27 @@ export function createHttpMetrics(): HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  // prom-client hashes the label set on every call; a route's children are looked up once instead.
+  const children = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+  const childFor = (method: string, route: string, statusCode: number) => {
+    const key = `${method} ${route} ${statusCode}`;
+    let child = children.get(key);
+    if (child === undefined) {
+      const labels = { method, route, status_code: String(statusCode) };
+      const counter = requests.labels(labels);
+      const histogram = duration.labels(labels);
+      child = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
+      children.set(key, child);
+    }
+    return child;
+  };
   return {
     registry,
     observe(request, reply) {
       // The route pattern, not the URL, keeps label cardinality bounded.
-      const labels = {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status_code: String(reply.statusCode),
-      };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      const child = childFor(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+      child.count();
+      child.time(reply.elapsedTime / 1000);
     },
   };
 }

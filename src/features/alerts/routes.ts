@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
+import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
 import { responses, SuccessMessage } from '../../http/schemas.js';
 import { Alert, AlertParams, CreateAlertBody, EditAlertBody } from './schemas.js';
@@ -35,7 +36,7 @@ export async function alertRoutes(app: App): Promise<void> {
         response: responses({ 200: Type.Object({ results: Type.Array(Alert) }) }, [401, 403]),
       },
     },
-    async (request) => ({ results: await listAlerts(contextOf(request)) }),
+    async (request, reply) => sendSerializedOnce(reply, await listAlerts(contextOf(request))),
   );
 
   app.get(

@@ -4,7 +4,9 @@ import { badRequest, notFound, unprocessable } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { TYPE_INFO, type NotificationType } from '../../notifications/types.js';
 import { isInSubtree } from '../orgs/repo.js';
-import { findOwnWebhook, lockUser } from '../webhooks/repo.js';
+import { findOwnWebhook } from '../webhooks/repo.js';
+import { touchSubscriptions } from '../users/repo.js';
+import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 import * as repo from './repo.js';
 import { normalizeSettings, type SettingsInput } from './rules.js';
@@ -72,7 +74,7 @@ function toColumns(resolved: Awaited<ReturnType<typeof resolveAlert>>) {
 
 export async function createAlert(ctx: ServiceContext, input: AlertInput) {
   const id = await ctx.db.transaction().execute(async (trx) => {
-    await lockUser(trx, ctx.actor.userId);
+    await touchSubscriptions(trx, ctx.actor.userId);
     const resolved = await resolveAlert(ctx, trx, input, undefined);
     const now = ctx.clock.now();
     const row: repo.AlertRow = {
@@ -92,7 +94,7 @@ export async function createAlert(ctx: ServiceContext, input: AlertInput) {
 /** The edited alert must pass every create rule, as a whole (a disabled webhook included). */
 export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit) {
   await ctx.db.transaction().execute(async (trx) => {
-    await lockUser(trx, ctx.actor.userId);
+    await touchSubscriptions(trx, ctx.actor.userId);
     const existing = await repo.findOwnAlert(trx, id, ctx.actor.userId);
     if (existing === undefined) throw notFound('Alert');
     const channelChanged = edit.channel_type !== undefined || edit.channel_id !== undefined;
@@ -151,8 +153,10 @@ function present(row: repo.AlertView) {
 
 export type AlertResponse = ReturnType<typeof present>;
 
-export async function listAlerts(ctx: ServiceContext): Promise<AlertResponse[]> {
-  return (await repo.listOwnAlerts(ctx.db, ctx.actor.userId)).map(present);
+export async function listAlerts(ctx: ServiceContext): Promise<{ results: AlertResponse[] }> {
+  return cachedSubscriptionList(ctx, 'alerts', async () => ({
+    results: (await repo.listOwnAlerts(ctx.db, ctx.actor.userId)).map(present),
+  }));
 }
 
 export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertResponse> {
@@ -162,6 +166,10 @@ export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertRe
 }
 
 export async function deleteAlert(ctx: ServiceContext, id: string) {
-  if (!(await repo.deleteOwnAlert(ctx.db, id, ctx.actor.userId))) throw notFound('Alert');
+  const deleted = await ctx.db.transaction().execute(async (trx) => {
+    await touchSubscriptions(trx, ctx.actor.userId);
+    return repo.deleteOwnAlert(trx, id, ctx.actor.userId);
+  });
+  if (!deleted) throw notFound('Alert');
   return { id, message: 'Alert deleted.', status: 'SUCCESS' as const };
 }

@@ -1,8 +1,14 @@
+import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import type { Executor, UsersTable } from '../../db/types.js';
 
-export type UserRow = UsersTable;
+export type UserRow = Selectable<UsersTable>;
+export type NewUserRow = Insertable<UsersTable>;
 
-export async function insertUser(db: Executor, user: UserRow, roleIds: readonly string[]): Promise<void> {
+export async function insertUser(
+  db: Executor,
+  user: NewUserRow & { id: string },
+  roleIds: readonly string[],
+): Promise<void> {
   await db.insertInto('users').values(user).execute();
   if (roleIds.length > 0) {
     await db
@@ -10,6 +16,33 @@ export async function insertUser(db: Executor, user: UserRow, roleIds: readonly 
       .values(roleIds.map((role_id) => ({ user_id: user.id, role_id })))
       .execute();
   }
+}
+
+/**
+ * Marks a change to the user's webhooks or alerts. Every such change calls it first in its
+ * transaction: the update takes the user's row lock (PostgreSQL) or the write lock (SQLite), which
+ * serializes per-user limit checks, and the new version invalidates cached lists in every process.
+ */
+export async function touchSubscriptions(db: Executor, userId: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ subscriptions_version: eb('subscriptions_version', '+', 1) }))
+    .where('id', '=', userId)
+    .execute();
+}
+
+// Read before every list answer: compiled once per database handle, only the parameter changes.
+const versionQueries = new WeakMap<Executor, CompiledQuery<{ subscriptions_version: number }>>();
+
+export async function subscriptionsVersion(db: Executor, userId: string): Promise<number> {
+  let compiled = versionQueries.get(db);
+  if (compiled === undefined) {
+    compiled = db.selectFrom('users').select('subscriptions_version').where('id', '=', '').compile();
+    versionQueries.set(db, compiled);
+  }
+  const query: CompiledQuery<{ subscriptions_version: number }> = { ...compiled, parameters: [userId] };
+  const { rows } = await db.executeQuery(query);
+  return rows[0]?.subscriptions_version ?? -1;
 }
 
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {

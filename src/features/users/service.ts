@@ -34,7 +34,7 @@ export async function createUser(ctx: ServiceContext, input: NewUser) {
   const emailNormalized = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
   const now = ctx.clock.now();
-  const user: repo.UserRow = {
+  const user = {
     id: newId(now),
     org_id: orgId,
     name: input.name,
@@ -68,7 +68,7 @@ function emailTaken() {
   return conflict('A user with this e-mail address already exists.');
 }
 
-function verificationEmail(ctx: AppContext, user: repo.UserRow, token: string) {
+function verificationEmail(ctx: AppContext, user: { email: string; name: string }, token: string) {
   const link = `${ctx.config.publicUrl}/api/v1/user/verify-email?token=${token}`;
   return {
     to: user.email,

@@ -19,18 +19,6 @@ export async function countWebhooksOfUser(db: Executor, userId: string): Promise
   return Number(row.n);
 }
 
-/**
- * Serializes limit checks per user: updating the user's row takes its row lock on PostgreSQL and the
- * write lock on SQLite, so two concurrent creates cannot both pass a count.
- */
-export async function lockUser(db: Executor, userId: string): Promise<void> {
-  await db
-    .updateTable('users')
-    .set((eb) => ({ id: eb.ref('id') }))
-    .where('id', '=', userId)
-    .execute();
-}
-
 export async function findOwnWebhook(
   db: Executor,
   id: string,

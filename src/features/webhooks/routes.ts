@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
+import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import * as schemas from './schemas.js';
@@ -69,7 +70,7 @@ export async function webhookRoutes(app: App): Promise<void> {
         response: responses({ 200: Type.Array(schemas.Webhook) }, [401, 403]),
       },
     },
-    async (request) => listWebhooks(contextOf(request)),
+    async (request, reply) => sendSerializedOnce(reply, await listWebhooks(contextOf(request))),
   );
 
   app.get(

@@ -4,6 +4,8 @@ import type { WebhookDisabledReason } from '../../db/types.js';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
+import { touchSubscriptions } from '../users/repo.js';
+import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import * as repo from './repo.js';
 import { checkWebhookUrl, headerProblems } from './rules.js';
 
@@ -66,7 +68,7 @@ export async function createWebhook(
     updated_at: now,
   };
   await ctx.db.transaction().execute(async (trx) => {
-    await repo.lockUser(trx, ctx.actor.userId);
+    await touchSubscriptions(trx, ctx.actor.userId);
     const count = await repo.countWebhooksOfUser(trx, ctx.actor.userId);
     const max = ctx.config.maxWebhooksPerUser;
     if (count >= max) {
@@ -96,7 +98,10 @@ export async function updateWebhook(ctx: ServiceContext, id: string, input: Webh
     disabled_reason: 'edited' satisfies WebhookDisabledReason,
     updated_at: now,
   };
-  await repo.updateWebhook(ctx.db, id, changes);
+  await ctx.db.transaction().execute(async (trx) => {
+    await touchSubscriptions(trx, ctx.actor.userId);
+    await repo.updateWebhook(trx, id, changes);
+  });
   return createdAnswer({ ...existing, ...changes }, secret);
 }
 
@@ -118,12 +123,14 @@ function present(row: repo.WebhookListRow, subscriptionCount: number) {
 export type WebhookView = ReturnType<typeof present>;
 
 export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> {
-  const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId);
-  const counts = await subscriptionCounts(
-    ctx.db,
-    rows.map((row) => row.id),
-  );
-  return rows.map((row) => present(row, counts.get(row.id) ?? 0));
+  return cachedSubscriptionList(ctx, 'webhooks', async () => {
+    const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId);
+    const counts = await subscriptionCounts(
+      ctx.db,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) => present(row, counts.get(row.id) ?? 0));
+  });
 }
 
 export async function getWebhook(ctx: ServiceContext, id: string): Promise<WebhookView> {
@@ -137,7 +144,7 @@ export async function getWebhook(ctx: ServiceContext, id: string): Promise<Webho
 export async function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
   return ctx.db.transaction().execute(async (trx) => {
     // The same per-user lock alert creation takes, so no alert can attach to a webhook being removed.
-    await repo.lockUser(trx, ctx.actor.userId);
+    await touchSubscriptions(trx, ctx.actor.userId);
     const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
     if (row === undefined) throw notFound('Webhook');
     const alertIds = await alertIdsUsingWebhook(trx, id);

@@ -2,6 +2,7 @@ import type { ServiceContext } from '../../context.js';
 import { conflict } from '../../http/errors.js';
 import { OutboundError } from '../../net/outbound.js';
 import { challengeAnswerProblem, challengeUrl, newChallenge, VERIFY_DEADLINE_MS } from './challenge.js';
+import { touchSubscriptions } from '../users/repo.js';
 import { enableIfUnchanged } from './repo.js';
 import { loadOwnWebhook } from './service.js';
 
@@ -44,7 +45,11 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
     problem = error.message;
   }
   if (problem !== undefined) return failed(problem);
-  if (!(await enableIfUnchanged(ctx.db, id, webhook.updated_at, ctx.clock.now()))) {
+  const enabled = await ctx.db.transaction().execute(async (trx) => {
+    await touchSubscriptions(trx, ctx.actor.userId);
+    return enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
+  });
+  if (!enabled) {
     return failed('the webhook was edited while it was being verified; verify it again.');
   }
   return {

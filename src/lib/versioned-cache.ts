@@ -1,0 +1,27 @@
+/**
+ * Values cached per key together with the version they were read at. A reader first reads the current
+ * version from the database (one indexed row), so a hit is never older than the last committed change,
+ * whichever process made it. Bounded: the least recently used key goes first.
+ */
+export class VersionedCache {
+  private readonly entries = new Map<string, { version: number; value: unknown }>();
+
+  constructor(private readonly maxEntries = 1_000) {}
+
+  get<T>(key: string, version: number): T | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.version !== version) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value as T;
+  }
+
+  set(key: string, version: number, value: unknown): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { version, value });
+  }
+}
