@@ -10,6 +10,7 @@ if (postgresUrl === undefined && process.env.EDGEWATCH_PG_NOTICE !== 'shown') {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     projects: [
