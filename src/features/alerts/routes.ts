@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
 import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
-import { responses, SuccessMessage } from '../../http/schemas.js';
-import { Alert, AlertParams, CreateAlertBody, EditAlertBody } from './schemas.js';
+import { IdParams, responses, SuccessMessage } from '../../http/schemas.js';
+import { Alert, CreateAlertBody, EditAlertBody } from './schemas.js';
 import { createAlert, deleteAlert, editAlert, getAlert, listAlerts } from './service.js';
 
 const tags = ['alerts'];
@@ -46,7 +46,7 @@ export async function alertRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: "One of the caller's alerts",
-        params: AlertParams,
+        params: IdParams,
         response: responses({ 200: Alert }, [401, 403, 404]),
       },
     },
@@ -60,7 +60,7 @@ export async function alertRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: "Edit an alert's name, settings or channel",
-        params: AlertParams,
+        params: IdParams,
         body: EditAlertBody,
         response: responses({ 200: Alert }, [400, 401, 403, 404, 413, 415, 422]),
       },
@@ -75,7 +75,7 @@ export async function alertRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: 'Delete an alert',
-        params: AlertParams,
+        params: IdParams,
         response: responses({ 200: SuccessMessage }, [401, 403, 404]),
       },
     },

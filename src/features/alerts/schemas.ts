@@ -2,13 +2,7 @@ import { Type } from 'typebox';
 import { NOTIFICATION_TYPES } from '../../notifications/types.js';
 import { MAX_DURATION_MINUTES } from './rules.js';
 
-// PostgreSQL text cannot hold NUL, so a NUL in any stored or looked-up string is refused up front (400).
-const NO_NUL = '^[^\\u0000]*$';
-
-/** The `{id}` of an alert route; the shared IdParams lets NUL through. */
-export const AlertParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }) });
-
-const AlertName = Type.String({ minLength: 1, maxLength: 128, pattern: NO_NUL });
+const AlertName = Type.String({ minLength: 1, maxLength: 128 });
 
 export const AlertType = Type.Union(
   NOTIFICATION_TYPES.map((type) => Type.Literal(type)),
@@ -20,14 +14,12 @@ export const Settings = Type.Object(
     org_id: Type.String({
       minLength: 1,
       maxLength: 64,
-      pattern: NO_NUL,
       description: "Organization whose resources are watched: the caller's or one below it (else 404).",
     }),
     alert_me: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 256,
-        pattern: NO_NUL,
         description:
           'Comma-separated states that trigger the alert. Required for the state types: NODE_STATE_CHANGE ' +
           '(ALIVE, UNREACHABLE), TUNNEL_STATE_CHANGE (CONNECTED, DISCONNECTED), SERVICE_STATE_CHANGE ' +
@@ -58,7 +50,6 @@ const ChannelType = Type.Union([Type.Literal('email'), Type.Literal('webhook')],
 const ChannelId = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: NO_NUL,
   description: 'Id of one of your enabled webhooks; only with channel_type webhook.',
 });
 

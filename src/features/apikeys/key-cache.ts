@@ -2,7 +2,6 @@ import type { Actor } from '../../context.js';
 
 interface Entry {
   actor: Actor;
-  keyHash: string;
   expiresAt: number;
 }
 
@@ -46,17 +45,11 @@ export class ApiKeyCache {
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
-    this.entries.set(keyHash, { actor, keyHash, expiresAt: now + this.ttlMs });
+    this.entries.set(keyHash, { actor, expiresAt: now + this.ttlMs });
   }
 
   invalidateKey(keyHash: string): void {
     this.generation += 1;
     this.entries.delete(keyHash);
-  }
-
-  /** Drops every key of a user, e.g. after their roles or password change. */
-  invalidateUser(userId: string): void {
-    this.generation += 1;
-    for (const [hash, entry] of this.entries) if (entry.actor.userId === userId) this.entries.delete(hash);
   }
 }

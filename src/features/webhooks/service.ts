@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import type { WebhookDisabledReason } from '../../db/types.js';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
+import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
@@ -114,7 +115,7 @@ function present(row: repo.WebhookListRow, subscriptionCount: number) {
     headers: JSON.parse(row.headers) as Record<string, string>,
     is_enabled: row.is_enabled === 1,
     disabled_reason: row.disabled_reason,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: isoUtc(row.created_at),
     created_by: { id: row.user_id, name: row.creator_name },
     subscription_count: subscriptionCount,
   };
