@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_LIMITS } from '../src/features/auth/service.js';
-import { expectError } from './support/error-shape.js';
+import { expectError, JSON_CONTENT_TYPE, type BadInputCase } from './support/error-shape.js';
 import { latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -260,20 +260,10 @@ describe('POST /api/v1/auth/login: rate limits', () => {
   });
 });
 
-interface BadLogin {
-  name: string;
-  status: number;
-  errorCode: string;
-  body?: unknown;
-  payload?: string;
-  headers?: Record<string, string>;
-  field?: string;
-}
-
-const json = { 'content-type': 'application/json' };
+const json = JSON_CONTENT_TYPE;
 const valid = { email: 'someone@example.com', password: 'some-password' };
 
-const BAD_LOGINS: BadLogin[] = [
+const BAD_LOGINS: BadInputCase[] = [
   { name: 'email missing', body: { password: 'x' }, status: 400, errorCode: 'BAD_REQUEST', field: 'email' },
   {
     name: 'password missing',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from './support/error-shape.js';
+import { expectError, JSON_CONTENT_TYPE, type BadInputCase } from './support/error-shape.js';
 import { latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -222,19 +222,9 @@ describe('POST /api/v1/user', () => {
   });
 });
 
-interface BadInput {
-  name: string;
-  status: number;
-  errorCode: string;
-  body?: unknown;
-  payload?: string;
-  headers?: Record<string, string>;
-  field?: string;
-}
+const json = JSON_CONTENT_TYPE;
 
-const json = { 'content-type': 'application/json' };
-
-const BAD_USER_INPUTS: BadInput[] = [
+const BAD_USER_INPUTS: BadInputCase[] = [
   {
     name: 'name is a number',
     body: newUser({ name: 42 }),

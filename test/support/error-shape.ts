@@ -16,3 +16,17 @@ export function expectError(res: TestResponse, status: number, errorCode: string
     }
   }
 }
+
+/** One row of a bad-input table: what is sent, and the error it must get. */
+export interface BadInputCase {
+  name: string;
+  status: number;
+  errorCode: string;
+  body?: unknown;
+  payload?: string;
+  headers?: Record<string, string>;
+  /** The field the error's details must name. */
+  field?: string;
+}
+
+export const JSON_CONTENT_TYPE = { 'content-type': 'application/json' };
