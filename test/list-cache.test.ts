@@ -4,6 +4,7 @@ import { buildApp } from '../src/app.js';
 import type { App } from '../src/http/types.js';
 import type { AppContext } from '../src/context.js';
 import { closeContext, openContext } from '../src/runtime.js';
+import { subscriptionsVersion, touchSubscriptions } from '../src/features/users/repo.js';
 import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
 
 // Two service processes over one database: lists cached by one must reflect changes made by the other.
@@ -83,5 +84,22 @@ describe('cached lists across processes', () => {
       [],
     );
     expect((await t.request('GET', '/api/v2/mysubscriptions')).body.results).toHaveLength(1);
+  });
+
+  it('never reads a version from a change that is not committed', async () => {
+    const me = (await t.request('GET', '/api/v1/user/me')).body.id as string;
+    const before = await subscriptionsVersion(t.ctx.db, me);
+    let readDuringChange: Promise<number> | undefined;
+    await t.ctx.db
+      .transaction()
+      .execute(async (trx) => {
+        await touchSubscriptions(trx, me);
+        readDuringChange = subscriptionsVersion(t.ctx.db, me);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    expect(await readDuringChange).toBe(before);
+    expect(await subscriptionsVersion(t.ctx.db, me)).toBe(before);
   });
 });

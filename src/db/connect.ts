@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DatabaseTarget } from '../config.js';
-import type { Database, Db } from './types.js';
+import type { Database, Db, Executor } from './types.js';
 
 const INT8_OID = 20;
 
@@ -40,6 +40,19 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
+const sqliteHandles = new WeakMap<Executor, SQLite.Database>();
+
+/**
+ * The embedded database's handle when a read may run on it synchronously, skipping the driver's
+ * queue: only for the database itself (not a transaction object) and only while no transaction is
+ * open on the connection, so the read sees committed data only. Undefined otherwise (PostgreSQL
+ * included), and the caller goes through Kysely.
+ */
+export function idleSqlite(db: Executor): SQLite.Database | undefined {
+  const handle = sqliteHandles.get(db);
+  return handle !== undefined && !handle.inTransaction ? handle : undefined;
+}
+
 export interface ConnectOptions {
   /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
   schema?: string;
@@ -54,7 +67,9 @@ export function connectDatabase(target: DatabaseTarget, options: ConnectOptions 
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    sqliteHandles.set(db, sqlite);
+    return db;
   }
   const pool = new pg.Pool({
     connectionString: target.url,

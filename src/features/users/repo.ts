@@ -1,4 +1,5 @@
 import type { CompiledQuery, Insertable, Selectable } from 'kysely';
+import { idleSqlite } from '../../db/connect.js';
 import type { Executor, UsersTable } from '../../db/types.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -31,10 +32,21 @@ export async function touchSubscriptions(db: Executor, userId: string): Promise<
     .execute();
 }
 
-// Read before every list answer: compiled once per database handle, only the parameter changes.
+// Read before every list answer, so it is kept cheap: compiled once per database handle, and on the
+// embedded database run synchronously whenever its connection is idle.
 const versionQueries = new WeakMap<Executor, CompiledQuery<{ subscriptions_version: number }>>();
+const versionStatements = new WeakMap<object, { get(userId: string): unknown }>();
 
 export async function subscriptionsVersion(db: Executor, userId: string): Promise<number> {
+  const sqlite = idleSqlite(db);
+  if (sqlite !== undefined) {
+    let statement = versionStatements.get(sqlite);
+    if (statement === undefined) {
+      statement = sqlite.prepare('select subscriptions_version from users where id = ?').pluck();
+      versionStatements.set(sqlite, statement);
+    }
+    return (statement.get(userId) as number | undefined) ?? -1;
+  }
   let compiled = versionQueries.get(db);
   if (compiled === undefined) {
     compiled = db.selectFrom('users').select('subscriptions_version').where('id', '=', '').compile();
