@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DatabaseTarget } from '../config.js';
+import { setBounded } from '../lib/bounded-map.js';
 import type { Database, Db, Executor } from './types.js';
 
 const INT8_OID = 20;
@@ -29,11 +30,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
       let statement = statements.get(sql);
       if (statement === undefined) {
         statement = sqlite.prepare(sql);
-        if (statements.size >= STATEMENT_CACHE_SIZE) {
-          const oldest = statements.keys().next();
-          if (oldest.done !== true) statements.delete(oldest.value);
-        }
-        statements.set(sql, statement);
+        setBounded(statements, sql, statement, STATEMENT_CACHE_SIZE);
       }
       return statement;
     },

@@ -1,3 +1,5 @@
+import { setBounded } from './bounded-map.js';
+
 /**
  * Values cached per key together with the version they were read at. A reader first reads the current
  * version from the database (one indexed row), so a hit is never older than the last committed change,
@@ -17,11 +19,6 @@ export class VersionedCache {
   }
 
   set(key: string, version: number, value: unknown): void {
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
-    this.entries.set(key, { version, value });
+    setBounded(this.entries, key, { version, value }, this.maxEntries);
   }
 }

@@ -10,7 +10,8 @@ export function hmacHex(secret: string, timestamp: string, payload: string): str
   return createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex');
 }
 
-function sameText(a: string, b: string): boolean {
+/** Constant-time comparison of two texts (false at once when the lengths differ, which leaks nothing). */
+export function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a, 'utf8');
   const right = Buffer.from(b, 'utf8');
   return left.length === right.length && timingSafeEqual(left, right);

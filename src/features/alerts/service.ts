@@ -97,19 +97,16 @@ export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit
     await touchSubscriptions(trx, ctx.actor.userId);
     const existing = await repo.findOwnAlert(trx, id, ctx.actor.userId);
     if (existing === undefined) throw notFound('Alert');
+    // Naming either channel field replaces the channel (e-mail unless said otherwise); else it stays.
     const channelChanged = edit.channel_type !== undefined || edit.channel_id !== undefined;
+    const channel = channelChanged
+      ? { channel_type: edit.channel_type ?? 'email', channel_id: edit.channel_id }
+      : { channel_type: existing.channel_type, channel_id: existing.webhook_id ?? undefined };
     const merged: AlertInput = {
       name: edit.name ?? existing.name,
       type: existing.type as NotificationType,
       settings: edit.settings ?? storedSettings(existing),
-      channel_type: edit.channel_type ?? (channelChanged ? 'email' : existing.channel_type),
-      ...(channelChanged
-        ? edit.channel_id === undefined
-          ? {}
-          : { channel_id: edit.channel_id }
-        : existing.webhook_id === null
-          ? {}
-          : { channel_id: existing.webhook_id }),
+      ...channel,
     };
     const resolved = await resolveAlert(ctx, trx, merged, id);
     await repo.updateAlert(trx, id, { name: merged.name, ...toColumns(resolved) });

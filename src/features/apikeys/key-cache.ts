@@ -1,4 +1,5 @@
 import type { Actor } from '../../context.js';
+import { setBounded } from '../../lib/bounded-map.js';
 
 interface Entry {
   actor: Actor;
@@ -41,11 +42,7 @@ export class ApiKeyCache {
    */
   set(keyHash: string, actor: Actor, now: number, snapshot: number): void {
     if (snapshot !== this.generation) return;
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
-    this.entries.set(keyHash, { actor, expiresAt: now + this.ttlMs });
+    setBounded(this.entries, keyHash, { actor, expiresAt: now + this.ttlMs }, this.maxEntries);
   }
 
   invalidateKey(keyHash: string): void {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomToken, sha256Hex } from '../../lib/tokens.js';
 
 const KEY_PREFIX = 'ew_';
 
@@ -11,7 +11,7 @@ export interface GeneratedKey {
 
 /** 32 random bytes; keys carry enough entropy that a fast hash at rest is safe. */
 export function generateApiKey(): GeneratedKey {
-  const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+  const key = KEY_PREFIX + randomToken();
   return fromKey(key);
 }
 
@@ -20,5 +20,5 @@ export function fromKey(key: string): GeneratedKey {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return sha256Hex(key);
 }

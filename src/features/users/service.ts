@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../../db/connect.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { hashPassword } from '../../lib/passwords.js';
-import { hashToken, newToken } from '../../lib/tokens.js';
+import { newToken, sha256Hex } from '../../lib/tokens.js';
 import { findRole } from '../roles/catalog.js';
 import { findOrg, isInSubtree } from '../orgs/repo.js';
 import { normalizeEmail, roleRefs } from './presenter.js';
@@ -90,7 +90,7 @@ export async function verifyEmail(
   ctx: AppContext,
   token: string,
 ): Promise<{ status: 'SUCCESS'; message: string }> {
-  const tokenHash = hashToken(token);
+  const tokenHash = sha256Hex(token);
   const now = ctx.clock.now();
   const invalid = badRequest(
     'This verification link is invalid or has expired. Ask an administrator for a new one.',

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { OutboundResponse } from '../../net/outbound.js';
+import { randomToken } from '../../lib/tokens.js';
 import { hmacHex, safeEqual } from '../../notifications/signing.js';
 
 export const VERIFY_DEADLINE_MS = 3_000;
 
 /** ≥ 32 URL-safe characters (43 here), fresh for every verification. */
 export function newChallenge(): string {
-  return randomBytes(32).toString('base64url');
+  return randomToken();
 }
 
 export function challengeUrl(url: string, challenge: string): string {

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import type { WebhookDisabledReason } from '../../db/types.js';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
 import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { randomToken } from '../../lib/tokens.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
@@ -40,7 +40,7 @@ function validate(ctx: ServiceContext, input: WebhookInput): void {
 
 /** 32 random bytes, URL-safe: within the secret alphabet (0x21–0x7E) and ≥ 32 bytes of entropy. */
 function generateSecret(): string {
-  return randomBytes(32).toString('base64url');
+  return randomToken();
 }
 
 function createdAnswer(row: repo.WebhookRow, secret: string) {
