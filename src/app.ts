@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
 import type { AppContext } from './context.js';
-import { authHook } from './http/auth.js';
+import { requirePermission } from './http/auth.js';
 import { AppError } from './http/errors.js';
 import { errorHandler, renderError } from './http/error-handler.js';
 import { RouteTable } from './http/method-not-allowed.js';
@@ -65,20 +65,19 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (route.url.startsWith('/api/') && !declared) {
       throw new Error(`${String(route.method)} ${route.url} must declare the permission it needs, or public`);
     }
-    if (route.config?.permission !== undefined) {
+    const permission = route.config?.permission;
+    if (permission !== undefined) {
+      // Authentication comes before the route's own hooks, and before body parsing (decision 0001).
+      const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+      route.onRequest = [requirePermission(permission), ...own];
       // The permission is published too, so clients (and the security tests) can see what each route needs.
       route.schema = {
         ...route.schema,
         security: [{ apiKey: [] }],
-        'x-permission': route.config.permission,
+        'x-permission': permission,
       } as typeof route.schema;
     }
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
-  app.addHook('onRequest', authHook);
   app.addHook('preValidation', rejectNulCharacters);
   // Graceful stop: requests in flight when closing starts are answered with `Connection: close`, so
   // keep-alive clients cannot hold the process open after their last answer.
@@ -87,7 +86,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     closing = true;
     done();
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // Every answer that goes through the lifecycle passes here, errors included; router faults, which
+  // do not, set the request id themselves.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    void reply.header('x-request-id', request.id);
     if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });

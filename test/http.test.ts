@@ -49,6 +49,20 @@ describe('transport rules', () => {
     expect(hostile.headers['x-request-id']).not.toBe('a b\u0001');
     const failed = await t.request('GET', '/nope');
     expect(failed.headers['x-request-id']).toBeDefined();
+    // Refusals before the handler (no key, wrong media type, broken JSON) carry one too.
+    const refusals = [
+      await t.request('GET', '/api/v2/role', { key: null }),
+      await t.request('POST', '/api/v1/org', {
+        payload: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      await t.request('POST', '/api/v1/org', {
+        payload: '{',
+        headers: { 'content-type': 'application/json' },
+      }),
+    ];
+    expect(refusals.map((res) => res.status)).toEqual([401, 415, 400]);
+    for (const res of refusals) expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('refuses non-JSON bodies with 415', async () => {
@@ -107,6 +121,9 @@ describe('hostile text', () => {
     expectErrorShape(body.body, 400, 'BAD_REQUEST');
     const path = await t.request('GET', '/api/v1/org/a%00b');
     expectErrorShape(path.body, 400, 'BAD_REQUEST');
+    const query = await t.request('DELETE', '/api/v1/user/webhook/x?force=%00');
+    expectErrorShape(query.body, 400, 'BAD_REQUEST');
+    expect((query.body as { message: string }).message).toContain('query string');
     const key = await t.request('POST', '/api/v1/webhook', {
       body: { name: 'x', url: 'https://example.com/', Header: { 'X-\u0000': 'v' } },
     });

@@ -1,26 +1,30 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
 import { authenticate } from '../features/apikeys/service.js';
+import type { Permission } from '../features/roles/catalog.js';
 import { AppError, forbidden, unauthorized } from './errors.js';
 
+type AuthHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
 /**
- * Runs before body parsing on every route that names a permission: the key decides 401, the
- * key's roles decide 403. Ownership (404) is the services' business.
+ * The onRequest hook of a route that needs `permission`, run before body parsing: the key decides
+ * 401, the key's roles decide 403. Ownership (404) is the services' business. Each route gets its
+ * own, so the permission is fixed when the route is registered rather than looked up per request.
  */
-export async function authHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  const permission = request.routeOptions.config.permission;
-  if (permission === undefined) return;
-  const header = request.headers['x-api-key'];
-  const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined || key === '') {
-    throw unauthorized('An API key is required: send it in the X-API-KEY header.');
-  }
-  const actor = await authenticate(request.server.ctx, key);
-  if (actor === undefined) throw unauthorized('The API key is unknown or has been revoked.');
-  request.actor = actor;
-  if (!actor.permissions.has(permission)) {
-    throw forbidden(`Your roles do not allow this operation (it needs the "${permission}" permission).`);
-  }
+export function requirePermission(permission: Permission): AuthHook {
+  return async (request) => {
+    const header = request.headers['x-api-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    if (key === undefined || key === '') {
+      throw unauthorized('An API key is required: send it in the X-API-KEY header.');
+    }
+    const actor = await authenticate(request.server.ctx, key);
+    if (actor === undefined) throw unauthorized('The API key is unknown or has been revoked.');
+    request.actor = actor;
+    if (!actor.permissions.has(permission)) {
+      throw forbidden(`Your roles do not allow this operation (it needs the "${permission}" permission).`);
+    }
+  };
 }
 
 /** The service context of an authenticated request. */
