@@ -115,6 +115,35 @@ describe('transport rules', () => {
   });
 });
 
+describe('validation messages', () => {
+  it('lists the accepted values of a choice once, instead of one complaint per value', async () => {
+    const me = await t.request('GET', '/api/v1/user/me');
+    const alert = (body: object) =>
+      t.request('POST', '/api/v1/mysubscriptions/', {
+        body: { name: 'Choice', type: 'CERT_EXPIRY', settings: { org_id: me.body.org_id }, ...body },
+      });
+    const type = await alert({ type: 'FOO' });
+    expect(type.status).toBe(400);
+    expect(type.body.details).toEqual([
+      {
+        field: 'type',
+        message:
+          'must be one of: "NODE_STATE_CHANGE", "TUNNEL_STATE_CHANGE", "SERVICE_STATE_CHANGE", ' +
+          '"NODE_IP_CHANGE", "CERT_EXPIRY", "HEADLESS_EXPIRY", "NODE_UPGRADE"',
+      },
+    ]);
+    expect(type.body.message).toBe(`Invalid body: "type" ${type.body.details[0].message}.`);
+    const includeChild = await alert({ settings: { org_id: me.body.org_id, include_child: 'maybe' } });
+    expect(includeChild.body.details).toEqual([
+      { field: 'settings.include_child', message: 'must be one of: a boolean, "true", "false"' },
+    ]);
+    const channel = await alert({ channel_type: 'sms' });
+    expect(channel.body.details).toEqual([
+      { field: 'channel_type', message: 'must be one of: "email", "webhook"' },
+    ]);
+  });
+});
+
 describe('hostile text', () => {
   it('refuses NUL characters in bodies, paths and query strings with 400', async () => {
     const body = await t.request('POST', '/api/v1/org', { body: { name: 'bad\u0000name' } });

@@ -17,7 +17,9 @@ const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
 };
 
 interface ValidationIssue {
+  keyword?: string;
   instancePath?: string;
+  schemaPath?: string;
   message?: string;
   params?: Record<string, unknown>;
 }
@@ -29,18 +31,69 @@ function fieldOf(issue: ValidationIssue): string {
   return path;
 }
 
+/** The values or types one failed branch of a choice accepts, or undefined for a branch too complex to list. */
+function acceptedBy(issue: ValidationIssue): string[] | undefined {
+  if (issue.keyword === 'choice') return undefined;
+  if (issue.keyword === 'const') return [JSON.stringify(issue.params?.allowedValue)];
+  if (issue.keyword === 'enum' && Array.isArray(issue.params?.allowedValues)) {
+    return issue.params.allowedValues.map((value) => JSON.stringify(value));
+  }
+  if (issue.keyword === 'type' && typeof issue.params?.type === 'string') return [`a ${issue.params.type}`];
+  return undefined;
+}
+
+function oneOf(accepted: string[]): string {
+  return accepted.length === 1 ? `must be ${accepted[0]}` : `must be one of: ${accepted.join(', ')}`;
+}
+
 function messageOf(issue: ValidationIssue): string {
   if (typeof issue.params?.additionalProperty === 'string') return 'is not a known field';
   if (typeof issue.params?.missingProperty === 'string') return 'is required';
+  if (issue.keyword === 'anyOf') return 'matches none of the accepted forms';
+  const accepted = issue.keyword === 'type' ? undefined : acceptedBy(issue);
+  if (accepted !== undefined) return oneOf(accepted);
   return issue.message ?? 'is invalid';
+}
+
+/**
+ * The validator reports a failed choice (a union, such as an enum of literals) as one issue per
+ * branch plus one for the choice. When every branch is a plain value or type, they become a single
+ * issue that lists what is accepted, so a client reads "must be one of: …" once instead of N times
+ * "must be equal to constant".
+ */
+function collapseChoices(issues: ValidationIssue[]): ValidationIssue[] {
+  const collapsed: ValidationIssue[] = [];
+  let pending: ValidationIssue[] = [];
+  for (const issue of issues) {
+    if (issue.keyword !== 'anyOf') {
+      pending.push(issue);
+      continue;
+    }
+    const prefix = `${issue.schemaPath ?? ''}/`;
+    const branches = pending.filter(
+      (candidate) =>
+        candidate.instancePath === issue.instancePath && (candidate.schemaPath ?? '').startsWith(prefix),
+    );
+    const accepted = branches.flatMap((branch) => acceptedBy(branch) ?? []);
+    const listable = branches.length > 0 && branches.every((branch) => acceptedBy(branch) !== undefined);
+    if (listable) {
+      const others = pending.filter((candidate) => !branches.includes(candidate));
+      collapsed.push(...others, { ...issue, keyword: 'choice', message: oneOf(accepted) });
+    } else {
+      collapsed.push(...pending, issue);
+    }
+    pending = [];
+  }
+  return [...collapsed, ...pending];
 }
 
 function fromValidation(error: FastifyError): AppError {
   const where =
     error.validationContext === 'querystring' ? 'query string' : (error.validationContext ?? 'request');
-  const details: ErrorDetail[] = (error.validation ?? []).map((issue) => ({
-    field: fieldOf(issue as ValidationIssue),
-    message: messageOf(issue as ValidationIssue),
+  const issues = collapseChoices(error.validation ?? []);
+  const details: ErrorDetail[] = issues.map((issue) => ({
+    field: fieldOf(issue),
+    message: issue.keyword === 'choice' ? (issue.message ?? 'is invalid') : messageOf(issue),
   }));
   const first = details[0];
   const summary =
