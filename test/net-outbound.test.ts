@@ -158,6 +158,24 @@ describe('certificates', () => {
     expect(error.message).toBe('the certificate is not trusted (unknown issuer)');
   });
 
+  it('refuses an untrusted certificate even when NODE_TLS_REJECT_UNAUTHORIZED=0', async () => {
+    const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    const fresh = new OutboundClient({ userAgent: 'edgewatch-test/1', allowedNetworks: LOOPBACK });
+    try {
+      receiver.handle(answerJson(200, { ok: true }));
+      const before = receiver.requests.length;
+      const error = await failure(fresh.send(get(receiver.url)));
+      expect(error.kind).toBe('tls');
+      expect(error.message).toBe('the certificate is not trusted (unknown issuer)');
+      expect(receiver.requests.length).toBe(before);
+    } finally {
+      await fresh.close();
+      if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
+    }
+  });
+
   it('keeps trusting NODE_EXTRA_CA_CERTS when extra certificates are given', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'edgewatch-ca-'));
     const previous = process.env.NODE_EXTRA_CA_CERTS;
@@ -180,6 +198,24 @@ describe('certificates', () => {
       else process.env.NODE_EXTRA_CA_CERTS = previous;
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('headers the HTTP client refuses', () => {
+  it.each([
+    [{ 'X-A': '\u0001' }, 'invalid x-a header'],
+    [{ 'X-A': '€' }, 'invalid x-a header'],
+    [{ Upgrade: 'websocket' }, 'invalid upgrade header'],
+    [{ 'Keep-Alive': 'x' }, 'invalid keep-alive header'],
+    [{ Expect: '100-continue' }, 'expect header not supported'],
+  ])('%j is a typed failure, and nothing is sent', async (headers, reason) => {
+    const before = receiver.requests.length;
+    const error = await failure(client.send(get(receiver.url, { headers })));
+    expect(error.kind).toBe('bad_request');
+    expect(error.message).toBe(
+      `the stored headers could not be sent (${reason}); edit the webhook's headers`,
+    );
+    expect(receiver.requests.length).toBe(before);
   });
 });
 

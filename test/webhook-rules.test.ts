@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, headerProblems } from '../src/features/webhooks/rules.js';
-import { challengeAnswerProblem } from '../src/features/webhooks/challenge.js';
+import { challengeAnswerProblem, challengeUrl } from '../src/features/webhooks/challenge.js';
 import { parseNetworks } from '../src/net/addresses.js';
 import { hmacHex, signatureHeader } from '../src/notifications/signing.js';
 import * as kit from '../src/receiver/index.js';
 
 describe('header rules', () => {
+  const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join('');
   const cases: [string, Record<string, string>, boolean][] = [
     ['no headers', {}, true],
     ['three ordinary headers', { 'X-Team': 'ops', Authorization: 'Bearer abc', 'X-Env': 'prod' }, true],
@@ -20,6 +21,18 @@ describe('header rules', () => {
     ['value with CR', { 'X-Team': 'ops\rInjected: 1' }, false],
     ['value with LF', { 'X-Team': 'ops\nInjected: 1' }, false],
     ['value with NUL', { 'X-Team': 'ops\u0000' }, false],
+    ['value with a control character', { 'X-A': '\u0001' }, false],
+    ['value with DEL', { 'X-A': 'a\u007f' }, false],
+    ['value with a non-ASCII character', { 'X-A': '€' }, false],
+    ['value with a Latin-1 letter', { 'X-A': 'é' }, false],
+    ['value with spaces, a tab and every printable ASCII character', { 'X-A': ` \t${printable}` }, true],
+    ['empty value', { 'X-A': '' }, true],
+    ['Upgrade', { Upgrade: 'websocket' }, false],
+    ['Keep-Alive', { 'Keep-Alive': 'x' }, false],
+    ['Expect', { Expect: '100-continue' }, false],
+    ['TE', { TE: 'trailers' }, false],
+    ['Trailer', { Trailer: 'X-A' }, false],
+    ['Proxy-Connection', { 'proxy-connection': 'keep-alive' }, false],
     ['Host', { Host: 'evil.example' }, false],
     ['content-length lower case', { 'content-length': '5' }, false],
     ['Content-Type', { 'Content-Type': 'text/plain' }, false],
@@ -34,6 +47,12 @@ describe('header rules', () => {
   ];
   it.each(cases)('%s', (_name, headers, ok) => {
     expect(headerProblems(headers).length === 0).toBe(ok);
+  });
+
+  it('says which characters a value may hold', () => {
+    expect(headerProblems({ 'X-A': 'caf\u00e9' })).toEqual([
+      { field: 'Header.X-A', message: expect.stringMatching(/printable ASCII/) },
+    ]);
   });
 
   it('reports every broken rule at once', () => {
@@ -134,6 +153,26 @@ describe('HMAC construction', () => {
       kit.verifyChallengeResponse(secret, timestamp, challenge, hmacHex(secret, timestamp, challenge)),
     ).toBe(true);
     expect(kit.verifyChallengeResponse(secret, timestamp, challenge, 'f'.repeat(64))).toBe(false);
+  });
+});
+
+describe('challenge URL', () => {
+  const cases: [string, string][] = [
+    ['https://h.example/hook', 'https://h.example/hook?challenge=C'],
+    ['https://h.example/hook?', 'https://h.example/hook?challenge=C'],
+    ['https://h.example/hook?a=b%20c&flag', 'https://h.example/hook?a=b%20c&flag&challenge=C'],
+    [
+      'https://h.example/hook?x=1+2&y=%2B&challenge=old',
+      'https://h.example/hook?x=1+2&y=%2B&challenge=old&challenge=C',
+    ],
+    ['https://h.example/hook?a=1#part', 'https://h.example/hook?a=1&challenge=C#part'],
+  ];
+  it.each(cases)('%s → %s', (url, expected) => {
+    expect(challengeUrl(url, 'C')).toBe(expected);
+  });
+
+  it('encodes the challenge value', () => {
+    expect(challengeUrl('https://h.example/', 'a b&c')).toBe('https://h.example/?challenge=a%20b%26c');
   });
 });
 

@@ -1,4 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceContext } from '../src/context.js';
+import { authenticate } from '../src/features/apikeys/service.js';
+import * as webhookRepo from '../src/features/webhooks/repo.js';
+import {
+  createWebhook as createWebhookAs,
+  deleteWebhook as deleteWebhookAs,
+  updateWebhook,
+} from '../src/features/webhooks/service.js';
+import { touchSubscriptions } from '../src/features/users/repo.js';
+import { verifyWebhook } from '../src/features/webhooks/verify.js';
+import type { Clock } from '../src/lib/clock.js';
+import { newId } from '../src/lib/ids.js';
 import { hmacHex, verifySignature } from '../src/receiver/index.js';
 import { NOTIFICATION_TYPES } from '../src/notifications/types.js';
 import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
@@ -22,6 +36,7 @@ let t: TestApp;
 let good: HttpsReceiver;
 let secret = '';
 let operatorKey = '';
+let operatorId = '';
 
 beforeAll(async () => {
   t = await startTestApp(receiverAccess());
@@ -29,7 +44,9 @@ beforeAll(async () => {
     testCertificates().server,
     correctEndpoint(() => secret),
   );
-  operatorKey = (await t.userWithRoles(['operator'])).key;
+  const operator = await t.userWithRoles(['operator']);
+  operatorKey = operator.key;
+  operatorId = operator.id;
 });
 afterAll(async () => {
   await good.close();
@@ -67,6 +84,54 @@ async function verifyWith(handler: ReceiverHandler, receiver: HttpsReceiver = go
   receiver.handle(correctEndpoint(() => secret));
   return { res, elapsed, after, id: created.body.id as string };
 }
+
+/** Holds the first `count` requests until `release()`, then lets `then` answer them; later ones at once. */
+function holding(then: ReceiverHandler, count = 1) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let arrived = () => {};
+  const allArrived = new Promise<void>((resolve) => (arrived = resolve));
+  let seen = 0;
+  const handler: ReceiverHandler = async (request, response) => {
+    seen += 1;
+    if (seen <= count) {
+      if (seen === count) arrived();
+      await released;
+    }
+    await then(request, response);
+  };
+  return { handler, allArrived, release };
+}
+
+/** The operator's service context on a clock of the test's choosing (and optionally another db handle). */
+async function operatorContext(clock: Clock, db = t.ctx.db): Promise<ServiceContext> {
+  const actor = await authenticate(t.ctx, operatorKey);
+  if (actor === undefined) throw new Error('the operator key did not authenticate');
+  return { ...t.ctx, clock, db, actor };
+}
+
+/** A plugin that stops the first query returning a webhook row until `open()`: an edit paused after its read. */
+function pauseAfterWebhookRead() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let paused = () => {};
+  const reached = new Promise<void>((resolve) => (paused = resolve));
+  let done = false;
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    async transformResult(args) {
+      if (!done && args.result.rows.some((row) => 'secret_sealed' in row)) {
+        done = true;
+        paused();
+        await opened;
+      }
+      return args.result;
+    },
+  };
+  return { plugin, reached, open };
+}
+
+const challengedPath = (url: string | undefined) => new URL(url ?? '', 'https://x').pathname;
 
 describe('create, read, list', () => {
   it('creates a disabled webhook and returns the secret only then', async () => {
@@ -172,6 +237,167 @@ describe('verify', () => {
     const url = new URL(good.requests[before]?.url ?? '', 'https://x');
     expect(url.searchParams.get('tenant')).toBe('7');
     expect(url.searchParams.get('challenge')).not.toBeNull();
+  });
+
+  it('keeps the stored query byte for byte and appends the challenge', async () => {
+    await deleteAll();
+    const created = await createWebhook({ url: `${good.url}/hook?a=b%20c&flag&x=1+2` });
+    secret = created.body.secret as string;
+    const before = good.requests.length;
+    const res = await t.request('POST', `/api/v1/webhook/${created.body.id}/verify`, { key: operatorKey });
+    expect(res.body.status).toBe('SUCCESS');
+    const sent = good.requests[before]?.url ?? '';
+    expect(sent).toMatch(/^\/hook\?a=b%20c&flag&x=1\+2&challenge=[A-Za-z0-9_-]{32,}$/);
+  });
+
+  it('answers one of two simultaneous verifies with SUCCESS and the other with 409', async () => {
+    await deleteAll();
+    const created = await createWebhook({});
+    secret = created.body.secret as string;
+    // Both challenges are answered only once both have arrived: both verifies loaded the disabled webhook.
+    const both = holding(
+      correctEndpoint(() => secret),
+      2,
+    );
+    good.handle(both.handler);
+    const verify = () => t.request('POST', `/api/v1/webhook/${created.body.id}/verify`, { key: operatorKey });
+    const pending = Promise.all([verify(), verify()]);
+    await both.allArrived;
+    both.release();
+    const answers = await pending;
+    good.handle(correctEndpoint(() => secret));
+    const statuses = answers.map((res) => (res.status === 200 ? res.body.status : res.status)).sort();
+    expect(statuses).toEqual([409, 'SUCCESS']);
+    const conflict = answers.find((res) => res.status === 409);
+    expect(conflict?.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+    expect(conflict?.body.message).toMatch(/already verified and enabled/);
+  });
+
+  /** Verifies a new webhook, running `meanwhile` while the endpoint holds the challenge. */
+  async function verifyWhile(meanwhile: (id: string) => Promise<void>) {
+    await deleteAll();
+    const created = await createWebhook({});
+    secret = created.body.secret as string;
+    const held = holding(correctEndpoint(() => secret));
+    good.handle(held.handler);
+    const pending = t.request('POST', `/api/v1/webhook/${created.body.id}/verify`, { key: operatorKey });
+    await held.allArrived;
+    await meanwhile(created.body.id as string);
+    held.release();
+    const res = await pending;
+    good.handle(correctEndpoint(() => secret));
+    return { id: created.body.id as string, res };
+  }
+
+  it('answers 404 when the webhook is deleted while the endpoint is being called', async () => {
+    const { res } = await verifyWhile(async (id) => {
+      const deleted = await t.request('DELETE', `/api/v1/user/webhook/${id}`, { key: operatorKey });
+      expect(deleted.status).toBe(200);
+    });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
+  });
+
+  it('fails, and stays disabled, when the webhook is edited while the endpoint is being called', async () => {
+    const { id, res } = await verifyWhile(async (webhookId) => {
+      const edited = await t.request('PUT', `/api/v1/webhook/${webhookId}`, {
+        key: operatorKey,
+        body: { url: `${good.url}/elsewhere` },
+      });
+      expect(edited.status).toBe(200);
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'FAILED', message: expect.stringMatching(/edited while/) });
+    const read = await t.request('GET', `/api/v1/webhook/${id}`, { key: operatorKey });
+    expect(read.body).toMatchObject({ is_enabled: false, url: `${good.url}/elsewhere` });
+  });
+
+  it('does not let a verify that loaded before a second edit in the same millisecond enable', async () => {
+    await deleteAll();
+    const frozenAt = Date.now();
+    const ctx = await operatorContext({ now: () => frozenAt });
+    secret = 'frozen-clock-secret-0123';
+    const created = await createWebhookAs(ctx, { name: 'Frozen', url: `${good.url}/hook-0`, secret });
+    await updateWebhook(ctx, created.id, { url: `${good.url}/hook-1` });
+    const held = holding(correctEndpoint(() => secret));
+    good.handle(held.handler);
+    const stale = verifyWebhook(ctx, created.id);
+    await held.allArrived;
+    // Another verify of the same version succeeds meanwhile, then the webhook is edited again.
+    expect((await verifyWebhook(ctx, created.id)).status).toBe('SUCCESS');
+    await updateWebhook(ctx, created.id, { url: `${good.url}/hook-2` });
+    held.release();
+    const outcome = await stale;
+    good.handle(correctEndpoint(() => secret));
+    expect(outcome).toMatchObject({ status: 'FAILED', message: expect.stringMatching(/edited while/) });
+    const row = await webhookRepo.findOwnWebhook(t.ctx.db, created.id, operatorId);
+    expect(row).toMatchObject({ url: `${good.url}/hook-2`, is_enabled: 0, disabled_reason: 'edited' });
+  });
+
+  it('serializes two edits in the same millisecond: a verify between them cannot enable an unchallenged URL', async () => {
+    await deleteAll();
+    const frozenAt = Date.now();
+    const ctx = await operatorContext({ now: () => frozenAt });
+    secret = 'frozen-clock-secret-0456';
+    const created = await createWebhookAs(ctx, { name: 'Raced', url: `${good.url}/hook-0`, secret });
+    const challenged: string[] = [];
+    const held = holding((request, response) => {
+      challenged.push(challengedPath(request.url));
+      return correctEndpoint(() => secret)(request, response);
+    });
+    good.handle(held.handler);
+
+    // The first edit stops right after reading the webhook; the second is sent meanwhile.
+    const gate = pauseAfterWebhookRead();
+    const slowCtx = { ...ctx, db: ctx.db.withPlugin(gate.plugin) };
+    const slow = updateWebhook(slowCtx, created.id, { url: `${good.url}/hook-slow` });
+    await gate.reached;
+    const fast = updateWebhook(ctx, created.id, { name: 'Fast' });
+    // Unserialized, the second edit commits now; serialized, it waits for the first one's lock.
+    await Promise.race([fast, sleep(300)]);
+    const verify = verifyWebhook(ctx, created.id);
+    await Promise.race([held.allArrived, sleep(300)]);
+    gate.open();
+    const answers = await Promise.all([slow, fast]);
+    held.release();
+    const outcome = await verify;
+    good.handle(correctEndpoint(() => secret));
+
+    const row = await webhookRepo.findOwnWebhook(t.ctx.db, created.id, operatorId);
+    if (row === undefined) throw new Error('the webhook is gone');
+    if (row.is_enabled === 1) {
+      expect(outcome.status).toBe('SUCCESS');
+      expect(challenged).toContain(challengedPath(row.url));
+    } else {
+      expect(outcome.status).toBe('FAILED');
+    }
+    // The edit that committed last answers with the row as it now is, not with what it read first.
+    expect(answers).toContainEqual({
+      id: created.id,
+      name: row.name,
+      url: row.url,
+      is_enabled: false,
+      secret,
+    });
+    expect(row).toMatchObject({ name: 'Fast', url: `${good.url}/hook-slow` });
+  });
+
+  it('answers 404 to an edit of a webhook deleted while the edit waited', async () => {
+    await deleteAll();
+    const ctx = await operatorContext(t.ctx.clock);
+    const created = await createWebhookAs(ctx, { name: 'Doomed', url: `${good.url}/hook` });
+    // The delete stops inside its transaction, holding the user's lock, right after finding the webhook.
+    const gate = pauseAfterWebhookRead();
+    const deleting = deleteWebhookAs({ ...ctx, db: ctx.db.withPlugin(gate.plugin) }, created.id, false);
+    await gate.reached;
+    const editing = updateWebhook(ctx, created.id, { name: 'Too late' }).then(
+      () => 'edited',
+      (error: unknown) => error,
+    );
+    await sleep(100);
+    gate.open();
+    expect((await deleting).status).toBe('SUCCESS');
+    expect(await editing).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
   });
 
   it('disables on edit, returns the secret, and verifies again with a new secret', async () => {
@@ -462,6 +688,77 @@ describe('test operation', () => {
     });
     expect(res.status).toBe(400);
   });
+});
+
+describe('headers stored before the header rules refused them', () => {
+  /** Writes the row as an older version of the service could have, past today's header rules. */
+  async function storedWebhook(headers: Record<string, string>, enabled: boolean): Promise<string> {
+    const now = Date.now();
+    const id = newId(now);
+    await t.ctx.db.transaction().execute(async (trx) => {
+      await touchSubscriptions(trx, operatorId);
+      await webhookRepo.insertWebhook(trx, {
+        id,
+        user_id: operatorId,
+        name: 'Stored earlier',
+        url: `${good.url}/hook`,
+        headers: JSON.stringify(headers),
+        labels: '{}',
+        secret_sealed: t.ctx.secretBox.seal('stored-secret-0123456789'),
+        is_enabled: enabled ? 1 : 0,
+        disabled_reason: enabled ? null : 'unverified',
+        consecutive_failures: 0,
+        created_at: now,
+        updated_at: now,
+      });
+    });
+    return id;
+  }
+
+  const refused: Record<string, string>[] = [
+    { 'X-A': '\u0001' },
+    { 'X-A': '€' },
+    { Upgrade: 'websocket' },
+    { Expect: '100-continue' },
+    { 'Keep-Alive': 'x' },
+  ];
+
+  it.each(refused.map((headers) => [headers]))('%j: refused at create with 400', async (headers) => {
+    const res = await createWebhook({ Header: headers });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ statusCode: 400, errorCode: 'BAD_REQUEST' });
+    expect(res.body.message).toMatch(/printable ASCII|set by the service/);
+  });
+
+  it.each(refused.map((headers) => [headers]))(
+    '%j: verify and test answer 200 saying the headers could not be sent',
+    async (headers) => {
+      await deleteAll();
+      const before = good.requests.length;
+      const disabled = await storedWebhook(headers, false);
+      const verified = await t.request('POST', `/api/v1/webhook/${disabled}/verify`, { key: operatorKey });
+      expect(verified.status).toBe(200);
+      expect(verified.body).toEqual({
+        id: disabled,
+        status: 'FAILED',
+        message: expect.stringMatching(/stored headers could not be sent/),
+      });
+
+      const enabled = await storedWebhook(headers, true);
+      const tested = await t.request('POST', `/api/v1/webhook/${enabled}/test`, {
+        key: operatorKey,
+        body: { alert_type: 'NODE_STATE_CHANGE' },
+      });
+      expect(tested.status).toBe(200);
+      expect(tested.body).toEqual({
+        status: null,
+        response: null,
+        error: expect.stringMatching(/stored headers could not be sent/),
+      });
+      expect(good.requests.length).toBe(before);
+      await deleteAll();
+    },
+  );
 });
 
 describe('ownership, roles and delete', () => {

@@ -1,7 +1,7 @@
 import { addressClass } from './addresses.js';
 
 export type OutboundFailure =
-  'dns' | 'blocked_address' | 'tls' | 'timeout' | 'refused' | 'bad_status' | 'bad_body';
+  'dns' | 'blocked_address' | 'bad_request' | 'tls' | 'timeout' | 'refused' | 'bad_status' | 'bad_body';
 
 /** Why a call to a customer endpoint got no usable answer; `message` is a sentence fit to show the customer. */
 export class OutboundError extends Error {
@@ -86,6 +86,18 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+// undici refuses some headers while building the request, before any connection (e.g. "invalid x-a header",
+// "expect header not supported"). Its other argument errors are programming errors and stay unclassified.
+const REQUEST_BUILD_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
+
+function refusedHeader(error: unknown): OutboundError | undefined {
+  const code = codeOf(error);
+  if (code === undefined || !REQUEST_BUILD_CODES.has(code) || !(error instanceof Error)) return undefined;
+  if (!/\bheader\b/.test(error.message)) return undefined;
+  const message = `the stored headers could not be sent (${error.message}); edit the webhook's headers`;
+  return new OutboundError('bad_request', message, { cause: error });
+}
+
 function fromCode(code: string, deadlineMs: number, cause: unknown): OutboundError | undefined {
   const tls = TLS_MESSAGES[code];
   if (tls !== undefined) return new OutboundError('tls', tls, { cause });
@@ -112,7 +124,7 @@ export function classify(error: unknown, deadlineMs: number): OutboundError | un
   if (ours !== undefined) return ours;
   for (const e of chain) {
     const code = codeOf(e);
-    const known = code === undefined ? undefined : fromCode(code, deadlineMs, error);
+    const known = code === undefined ? undefined : (refusedHeader(e) ?? fromCode(code, deadlineMs, error));
     if (known !== undefined) return known;
   }
   const unknownSystemCode = chain.map(codeOf).find((code) => code !== undefined && /^E[A-Z]+$/.test(code));

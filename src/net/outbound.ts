@@ -82,9 +82,10 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number) {
  * socket connected to exactly those, certificates verified against trusted roots and the host name,
  * redirects returned rather than followed, one hard deadline, a capped body.
  *
- * `send` throws an OutboundError for a non-https URL or a refused address ('blocked_address'), and for
- * 'dns', 'tls', 'timeout', 'refused' (and 'bad_status' for an answer that is not HTTP); any HTTP status is
- * returned. A URL that does not parse throws the URL parser's TypeError.
+ * `send` throws an OutboundError for a non-https URL or a refused address ('blocked_address'), for headers
+ * the HTTP client will not send ('bad_request'), and for 'dns', 'tls', 'timeout', 'refused' (and
+ * 'bad_status' for an answer that is not HTTP); any HTTP status is returned. A URL that does not parse
+ * throws the URL parser's TypeError.
  */
 export class OutboundClient {
   private readonly allowed: Network[];
@@ -96,7 +97,12 @@ export class OutboundClient {
     this.userAgent = options.userAgent;
     const ca = trustedCertificates(options.extraTrustedCertificates);
     this.agent = new Agent({
-      connect: { lookup: vettedLookup(this.allowed), ...(ca === undefined ? {} : { ca }) },
+      connect: {
+        lookup: vettedLookup(this.allowed),
+        // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn verification off.
+        rejectUnauthorized: true,
+        ...(ca === undefined ? {} : { ca }),
+      },
     });
   }
 

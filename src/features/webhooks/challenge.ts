@@ -9,9 +9,14 @@ export function newChallenge(): string {
   return randomToken();
 }
 
+/**
+ * The URL with `challenge=<value>` added to its query. The existing query is kept as it is written: going
+ * through `searchParams` would re-encode all of it (`%20` becoming `+`, `flag` becoming `flag=`).
+ */
 export function challengeUrl(url: string, challenge: string): string {
   const target = new URL(url);
-  target.searchParams.append('challenge', challenge);
+  const parameter = `challenge=${encodeURIComponent(challenge)}`;
+  target.search = target.search === '' ? parameter : `${target.search}&${parameter}`;
   return target.toString();
 }
 

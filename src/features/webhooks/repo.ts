@@ -57,16 +57,29 @@ export async function updateWebhook(db: Executor, id: string, changes: Partial<W
   await db.updateTable('webhooks').set(changes).where('id', '=', id).execute();
 }
 
-/** Enables a webhook unless it was edited since `seenUpdatedAt` (then false: verify again). */
+/**
+ * `updated_at` is the row's version: every change moves it past the version it read, even when the clock
+ * stands still or goes back, so a version once seen never comes again.
+ */
+export function nextVersion(seenUpdatedAt: number, now: number): number {
+  return Math.max(now, seenUpdatedAt + 1);
+}
+
+/** Enables a webhook unless it changed since `seenUpdatedAt` (then false: see why with a fresh read). */
 export async function enableIfUnchanged(
   db: Executor,
   id: string,
   seenUpdatedAt: number,
-  at: number,
+  now: number,
 ): Promise<boolean> {
   const result = await db
     .updateTable('webhooks')
-    .set({ is_enabled: 1, disabled_reason: null, consecutive_failures: 0, updated_at: at })
+    .set({
+      is_enabled: 1,
+      disabled_reason: null,
+      consecutive_failures: 0,
+      updated_at: nextVersion(seenUpdatedAt, now),
+    })
     .where('id', '=', id)
     .where('updated_at', '=', seenUpdatedAt)
     .executeTakeFirst();

@@ -4,6 +4,7 @@ import { addressClass, hostLiteral, isAllowedAddress, type Network } from '../..
 export const HEADER_LIMITS = { count: 3, totalLength: 2048 };
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7E]*$/;
 const RESERVED_NAMES = new Set([
   'host',
   'content-length',
@@ -11,6 +12,13 @@ const RESERVED_NAMES = new Set([
   'transfer-encoding',
   'connection',
   'user-agent',
+  // Hop-by-hop: they steer the connection, which is the service's, and the HTTP client refuses them.
+  'upgrade',
+  'keep-alive',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
 ]);
 const RESERVED_PREFIXES = ['x-service-', 'webhook-'];
 
@@ -41,9 +49,18 @@ export function headerProblems(headers: Record<string, string>): ErrorDetail[] {
     }
     if (seen.has(lower)) problems.push({ field, message: 'is given twice (header names ignore case)' });
     seen.add(lower);
-    if (/[\r\n\0]/.test(value)) problems.push({ field, message: 'has a line break or NUL in its value' });
+    const valueProblem = headerValueProblem(value);
+    if (valueProblem !== undefined) problems.push({ field, message: valueProblem });
   }
   return problems;
+}
+
+function headerValueProblem(value: string): string | undefined {
+  if (/[\r\n\0]/.test(value)) return 'has a line break or NUL in its value';
+  if (!FIELD_VALUE.test(value)) {
+    return 'has a character other than printable ASCII, space or tab in its value';
+  }
+  return undefined;
 }
 
 export type UrlVerdict = { ok: true } | { ok: false; status: 400 | 422; message: string };

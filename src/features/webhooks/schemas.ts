@@ -27,8 +27,9 @@ const fields = {
   Header: Type.Record(Type.String(), Type.String(), {
     description:
       'Extra headers sent with every call: at most 3, names and values together at most 2,048 characters, ' +
-      'names are HTTP tokens, values without CR/LF; Host, Content-Length, Content-Type, Transfer-Encoding, ' +
-      'Connection, User-Agent and every X-Service-* and webhook-* name are refused.',
+      'names are HTTP tokens, values only printable ASCII, spaces and tabs; Host, Content-Length, ' +
+      'Content-Type, Transfer-Encoding, Connection, User-Agent, the hop-by-hop Upgrade, Keep-Alive, Expect, ' +
+      'TE, Trailer and Proxy-Connection, and every X-Service-* and webhook-* name are refused.',
   }),
   secret: Type.String({
     pattern: '^[\\x21-\\x7E]{16,256}$',

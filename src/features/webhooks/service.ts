@@ -82,28 +82,41 @@ export async function createWebhook(
   return createdAnswer(row, secret);
 }
 
-export async function updateWebhook(ctx: ServiceContext, id: string, input: WebhookInput) {
-  validate(ctx, input);
-  const existing = await repo.findOwnWebhook(ctx.db, id, ctx.actor.userId);
-  if (existing === undefined) throw notFound('Webhook');
-  const now = Math.max(ctx.clock.now(), existing.updated_at + 1);
-  const secret = input.secret ?? ctx.secretBox.open(existing.secret_sealed);
-  // Any accepted edit disables the webhook until it is verified again (reference: states and transitions).
-  const changes: Partial<repo.WebhookRow> = {
+/**
+ * What an edit writes. Any accepted edit disables the webhook until it is verified again (reference: states
+ * and transitions).
+ */
+function editedColumns(input: WebhookInput, sealedSecret: string | undefined, version: number) {
+  return {
     ...(input.name === undefined ? {} : { name: input.name }),
     ...(input.url === undefined ? {} : { url: input.url }),
     ...(input.Header === undefined ? {} : { headers: JSON.stringify(input.Header) }),
     ...(input.metadata === undefined ? {} : { labels: JSON.stringify(input.metadata.labels ?? {}) }),
-    ...(input.secret === undefined ? {} : { secret_sealed: ctx.secretBox.seal(input.secret) }),
+    ...(sealedSecret === undefined ? {} : { secret_sealed: sealedSecret }),
     is_enabled: 0,
     disabled_reason: 'edited' satisfies WebhookDisabledReason,
-    updated_at: now,
-  };
-  await ctx.db.transaction().execute(async (trx) => {
+    updated_at: version,
+  } satisfies Partial<repo.WebhookRow>;
+}
+
+export async function updateWebhook(ctx: ServiceContext, id: string, input: WebhookInput) {
+  validate(ctx, input);
+  const sealedSecret = input.secret === undefined ? undefined : ctx.secretBox.seal(input.secret);
+  const updated = await ctx.db.transaction().execute(async (trx) => {
+    // Read under the per-user lock, so edits of one user's webhooks are serialized and each builds on the
+    // row as the previous one left it (verify compares versions: two edits must never write the same one).
     await touchSubscriptions(trx, ctx.actor.userId);
+    const existing = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
+    if (existing === undefined) throw notFound('Webhook');
+    const changes = editedColumns(
+      input,
+      sealedSecret,
+      repo.nextVersion(existing.updated_at, ctx.clock.now()),
+    );
     await repo.updateWebhook(trx, id, changes);
+    return { ...existing, ...changes };
   });
-  return createdAnswer({ ...existing, ...changes }, secret);
+  return createdAnswer(updated, input.secret ?? ctx.secretBox.open(updated.secret_sealed));
 }
 
 function present(row: repo.WebhookListRow, subscriptionCount: number) {

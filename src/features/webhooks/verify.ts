@@ -3,7 +3,7 @@ import { conflict } from '../../http/errors.js';
 import { OutboundError } from '../../net/outbound.js';
 import { challengeAnswerProblem, challengeUrl, newChallenge, VERIFY_DEADLINE_MS } from './challenge.js';
 import { touchSubscriptions } from '../users/repo.js';
-import { enableIfUnchanged } from './repo.js';
+import { enableIfUnchanged, type WebhookRow } from './repo.js';
 import { loadOwnWebhook } from './service.js';
 
 export interface VerifyOutcome {
@@ -12,13 +12,17 @@ export interface VerifyOutcome {
   message: string;
 }
 
+function requireNotEnabled(webhook: WebhookRow): void {
+  if (webhook.is_enabled === 1) throw conflict('The webhook is already verified and enabled.');
+}
+
 /**
  * Load, leave the database, call the endpoint through net/, then record the outcome in a new
  * statement: no network call ever runs inside a transaction.
  */
 export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<VerifyOutcome> {
   const webhook = await loadOwnWebhook(ctx, id);
-  if (webhook.is_enabled === 1) throw conflict('The webhook is already verified and enabled.');
+  requireNotEnabled(webhook);
   const secret = ctx.secretBox.open(webhook.secret_sealed);
   const challenge = newChallenge();
   const timestamp = String(ctx.clock.now());
@@ -50,6 +54,9 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
     return enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
   });
   if (!enabled) {
+    // Changed meanwhile: deleted (404) and enabled by another verify (409) answer as they would have
+    // at the start; only a real edit is a failed verification.
+    requireNotEnabled(await loadOwnWebhook(ctx, id));
     return failed('the webhook was edited while it was being verified; verify it again.');
   }
   return {
