@@ -148,6 +148,64 @@ describe('settings rules per type (contract §4)', () => {
   });
 });
 
+describe('settings rules per type on edit, applied to the stored settings merged with the edit', () => {
+  const accepted: [string, Record<string, unknown>, Record<string, unknown>, Record<string, string>][] = [
+    ['CERT_EXPIRY', { org_id: ORG }, { include_child: false }, { include_child: 'false' }],
+    [
+      'NODE_IP_CHANGE',
+      { org_id: ORG, duration: 3 },
+      { include_child: 'false' },
+      { duration: '3', include_child: 'false' },
+    ],
+    ['NODE_IP_CHANGE', { org_id: ORG }, { duration: 10 }, { duration: '10', include_child: 'true' }],
+    [
+      'TUNNEL_STATE_CHANGE',
+      { org_id: ORG, alert_me: 'CONNECTED', duration: 7 },
+      { alert_me: 'DISCONNECTED, CONNECTED' },
+      { alert_me: 'CONNECTED,DISCONNECTED', duration: '7', include_child: 'true' },
+    ],
+    [
+      'SERVICE_STATE_CHANGE',
+      { org_id: ORG, alert_me: 'HEALTHY', include_child: false },
+      { duration: 60 },
+      { alert_me: 'HEALTHY', duration: '60', include_child: 'false' },
+    ],
+  ];
+
+  it.each(accepted)('accepts %s stored as %j, edited with %j', async (type, stored, edit, shown) => {
+    const alert = await createAlert(t, { name: `Edit ${type}`, type, settings: withOrg(stored) });
+    const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, { body: { settings: edit } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.settings).toStrictEqual({ org_id: org, ...shown });
+  });
+
+  const refused: [string, Record<string, unknown>, Record<string, unknown>, string][] = [
+    ['CERT_EXPIRY', { org_id: ORG }, { alert_me: 'ALIVE' }, 'settings.alert_me'],
+    ['CERT_EXPIRY', { org_id: ORG }, { duration: 5 }, 'settings.duration'],
+    ['NODE_IP_CHANGE', { org_id: ORG }, { alert_me: 'ALIVE' }, 'settings.alert_me'],
+    [
+      'TUNNEL_STATE_CHANGE',
+      { org_id: ORG, alert_me: 'CONNECTED' },
+      { alert_me: 'ALIVE' },
+      'settings.alert_me',
+    ],
+    ['SERVICE_STATE_CHANGE', { org_id: ORG, alert_me: 'HEALTHY' }, { alert_me: 'UP' }, 'settings.alert_me'],
+    ['HEADLESS_EXPIRY', { org_id: ORG }, { duration: 0 }, 'settings.duration'],
+  ];
+
+  it.each(refused)(
+    'refuses %s stored as %j, edited with %j (400, nothing written)',
+    async (type, stored, edit, field) => {
+      const alert = await createAlert(t, { name: `Edit ${type}`, type, settings: withOrg(stored) });
+      const res = await expectNoAlertWritten(t, () =>
+        t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, { body: { settings: edit } }),
+      );
+      expectError(res, 400, 'BAD_REQUEST');
+      expect(res.body.details.map((detail: any) => detail.field)).toEqual([field]);
+    },
+  );
+});
+
 type BadInput = [string, RequestOptions, number, string];
 
 const json = (payload: string): RequestOptions => ({
@@ -156,7 +214,7 @@ const json = (payload: string): RequestOptions => ({
 });
 const big = (n: number) => 'x'.repeat(n);
 
-/** Bodies that are wrong for POST and PUT alike (PUT takes every field but type). */
+/** Bodies that are wrong for POST and PUT alike. */
 function sharedBadBodies(base: object): BadInput[] {
   return [
     [
@@ -280,7 +338,15 @@ describe('bad input on PUT /api/v1/mysubscriptions/{id}', () => {
   const rows: BadInput[] = [
     ...sharedBadBodies({ name: 'Edited', settings: { org_id: ORG, alert_me: 'ALIVE' } }),
     ['an empty object', { body: {} }, 400, 'BAD_REQUEST'],
-    ['a type', { body: { type: 'CERT_EXPIRY' } }, 400, 'BAD_REQUEST'],
+    ['an empty settings object alone', { body: { settings: {} } }, 400, 'BAD_REQUEST'],
+    ['another type', { body: { type: 'CERT_EXPIRY' } }, 400, 'BAD_REQUEST'],
+    ['another type with a name', { body: { name: 'x', type: 'CERT_EXPIRY' } }, 400, 'BAD_REQUEST'],
+    ["the alert's own type alone", { body: { type: 'NODE_STATE_CHANGE' } }, 400, 'BAD_REQUEST'],
+    ['an unknown type', { body: { name: 'x', type: 'DISK_FULL' } }, 400, 'BAD_REQUEST'],
+    ['a lower-case type', { body: { name: 'x', type: 'node_state_change' } }, 400, 'BAD_REQUEST'],
+    ['an empty org_id', { body: { settings: { org_id: '' } } }, 400, 'BAD_REQUEST'],
+    ['a null org_id', { body: { settings: { org_id: null } } }, 400, 'BAD_REQUEST'],
+    ['settings with an unknown field', { body: { settings: { threshold: 3 } } }, 400, 'BAD_REQUEST'],
   ];
 
   it.each(titled(rows))('%s → %i %s', async (_label, status, errorCode, options) => {

@@ -210,7 +210,7 @@ describe('MAX_WEBHOOK_ALERTS_PER_USER', () => {
       await createAlert(limited, onHook(limitedOrg, theirs.id), someoneElse.key);
     });
 
-    it('lets edits of webhook alerts through at the limit but refuses a new webhook alert by edit', async () => {
+    it('lets webhook alerts be edited and moved between webhooks at the limit, but refuses moving an e-mail alert onto one', async () => {
       const user = await limited.userWithRoles(['operator']);
       const first = await enabledWebhook(limited, endpoint, { key: user.key, name: 'First' });
       const second = await enabledWebhook(limited, endpoint, { key: user.key, name: 'Second' });
@@ -223,6 +223,11 @@ describe('MAX_WEBHOOK_ALERTS_PER_USER', () => {
         body: { name: 'Renamed at the limit' },
       });
       expect(rename.status, rename.text).toBe(200);
+      const same = await limited.request('PUT', `/api/v1/mysubscriptions/${a.id}`, {
+        key: user.key,
+        body: { channel_id: first.id },
+      });
+      expect(same.status, same.text).toBe(200);
       const move = await limited.request('PUT', `/api/v1/mysubscriptions/${a.id}`, {
         key: user.key,
         body: { channel_type: 'webhook', channel_id: second.id },
@@ -230,13 +235,20 @@ describe('MAX_WEBHOOK_ALERTS_PER_USER', () => {
       expect(move.status, move.text).toBe(200);
       expect(move.body.channel).toEqual({ id: second.id, name: 'Second' });
 
-      const promote = await expectNoAlertWritten(limited, () =>
-        limited.request('PUT', `/api/v1/mysubscriptions/${mail.id}`, {
-          key: user.key,
-          body: { channel_type: 'webhook', channel_id: first.id },
-        }),
-      );
-      expectError(promote, 422, 'UNPROCESSABLE_ENTITY');
+      const settings = await limited.request('PUT', `/api/v1/mysubscriptions/${a.id}`, {
+        key: user.key,
+        body: { settings: { alert_me: 'UNREACHABLE' }, channel_type: 'webhook' },
+      });
+      expect(settings.status, settings.text).toBe(200);
+      expect(settings.body.channel).toEqual({ id: second.id, name: 'Second' });
+
+      for (const body of [{ channel_type: 'webhook', channel_id: first.id }, { channel_id: second.id }]) {
+        const promote = await expectNoAlertWritten(limited, () =>
+          limited.request('PUT', `/api/v1/mysubscriptions/${mail.id}`, { key: user.key, body }),
+        );
+        expectError(promote, 422, 'UNPROCESSABLE_ENTITY');
+        expect(promote.body.message).toContain('2');
+      }
 
       expect(
         (await limited.request('DELETE', `/api/v1/mysubscriptions/${a.id}`, { key: user.key })).status,

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureEmailChannel } from '../src/features/alerts/repo.js';
 import {
   ALERT_FIELDS,
   CREATED_AT,
@@ -6,11 +8,12 @@ import {
   alertRows,
   createAlert,
   expectNoAlertWritten,
+  getWebhook,
   nodeAlert,
   whoAmI,
 } from './support/alerts.js';
 import { expectError } from './support/error-shape.js';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { dialect, startTestApp, type TestApp } from './support/harness.js';
 import {
   enabledWebhook,
   receiverAccess,
@@ -136,6 +139,44 @@ describe('POST /api/v1/mysubscriptions/ with the e-mail channel', () => {
       .execute();
     expect(rows).toHaveLength(1);
   });
+});
+
+describe('the e-mail channel made by two transactions at once', () => {
+  // PostgreSQL interleaves them: the second's insert waits on the first's uncommitted row, then conflicts.
+  // SQLite runs one transaction at a time: the second waits for the first to end, then finds its row.
+  it('takes the channel a concurrent transaction committed instead of failing', async () => {
+    const fresh = await t.userWithRoles(['operator']);
+    const first = await t.ctx.db.startTransaction().execute();
+    let second: Promise<string> | undefined;
+    try {
+      await first
+        .insertInto('email_channels')
+        .values({ id: '01900000-0000-7000-8000-0000000000e1', user_id: fresh.id, created_at: 1 })
+        .execute();
+      const pid =
+        dialect === 'postgres'
+          ? (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(first)).rows[0]?.pid
+          : undefined;
+      second = t.ctx.db.transaction().execute((trx) => ensureEmailChannel(trx, fresh.id, 2));
+      if (pid !== undefined) await waitUntilBlockedBy(Number(pid));
+    } finally {
+      await first.commit().execute();
+    }
+    expect(await second).toBe('01900000-0000-7000-8000-0000000000e1');
+  });
+
+  /** Until another backend waits for `pid`: the second insert, held up by the first's uncommitted row. */
+  async function waitUntilBlockedBy(pid: number): Promise<void> {
+    for (let attempt = 0; attempt < 250; attempt += 1) {
+      const waiting = await sql<{ n: number | string }>`
+        select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(
+        t.ctx.db,
+      );
+      if (Number(waiting.rows[0]?.n) > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('the second transaction never waited for the first');
+  }
 });
 
 describe('POST /api/v1/mysubscriptions/ with the webhook channel', () => {
@@ -297,6 +338,54 @@ describe('DELETE /api/v1/mysubscriptions/{id} sent several times at once', () =>
   });
 });
 
+describe('create and edit racing a delete', () => {
+  /** Runs `hook` right after the next transaction commits, before the request that ran it answers. */
+  function afterNextCommit(hook: () => Promise<unknown>): void {
+    const db = t.ctx.db;
+    const transaction = db.transaction.bind(db);
+    db.transaction = () => {
+      Reflect.deleteProperty(db, 'transaction');
+      const builder = transaction();
+      const execute = builder.execute.bind(builder);
+      return Object.assign(builder, {
+        execute: async (callback: Parameters<typeof execute>[0]) => {
+          const result = await execute(callback);
+          await hook();
+          return result;
+        },
+      });
+    };
+  }
+
+  it('answers a create with the alert its transaction stored, though it was deleted since', async () => {
+    const user = await t.userWithRoles(['operator']);
+    afterNextCommit(() => t.ctx.db.deleteFrom('alerts').where('user_id', '=', user.id).execute());
+    const res = await t.request('POST', '/api/v1/mysubscriptions', {
+      key: user.key,
+      body: nodeAlert(admin.orgId, { name: 'Gone at once' }),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ name: 'Gone at once', created_by: { id: user.id } });
+    expectError(
+      await t.request('GET', `/api/v1/mysubscriptions/${res.body.id}`, { key: user.key }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('answers an edit with the alert its transaction stored, though it was deleted since', async () => {
+    const user = await t.userWithRoles(['operator']);
+    const alert = await createAlert(t, nodeAlert(admin.orgId, { name: 'Before' }), user.key);
+    afterNextCommit(() => t.ctx.db.deleteFrom('alerts').where('id', '=', alert.id).execute());
+    const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
+      key: user.key,
+      body: { name: 'After' },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toStrictEqual({ ...alert, name: 'After' });
+  });
+});
+
 describe('ownership', () => {
   it("answers 404 on get, edit and delete of another user's alert and leaves it alone", async () => {
     const theirs = await createAlert(t, nodeAlert(east, { name: 'Operator only' }), operator.key);
@@ -395,6 +484,10 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     });
   }
 
+  async function put(id: string, body: unknown, key?: string) {
+    return t.request('PUT', `/api/v1/mysubscriptions/${id}`, { body, ...(key === undefined ? {} : { key }) });
+  }
+
   it('changes the name only and keeps everything else', async () => {
     const alert = await fresh();
     const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, { body: { name: 'New name' } });
@@ -404,16 +497,78 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     expect(read.body).toStrictEqual(res.body);
   });
 
-  it('replaces the settings whole, with the same defaults as creation', async () => {
+  it('merges the settings over the stored ones field by field, keeping every field left out', async () => {
     const alert = await fresh();
-    const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
-      body: { settings: { org_id: east, alert_me: 'UNREACHABLE' } },
+    const states = await put(alert.id, { settings: { alert_me: 'UNREACHABLE' } });
+    expect(states.status, states.text).toBe(200);
+    expect(states.body).toStrictEqual({
+      ...alert,
+      settings: { org_id: admin.orgId, alert_me: 'UNREACHABLE', duration: '15', include_child: 'false' },
     });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body).toStrictEqual({
+    const org = await put(alert.id, { settings: { org_id: east, include_child: 'true' } });
+    expect(org.status, org.text).toBe(200);
+    expect(org.body.settings).toStrictEqual({
+      org_id: east,
+      alert_me: 'UNREACHABLE',
+      duration: '15',
+      include_child: 'true',
+    });
+    const duration = await put(alert.id, { settings: { duration: 0 } });
+    expect(duration.status, duration.text).toBe(200);
+    expect(duration.body).toStrictEqual({
       ...alert,
       settings: { org_id: east, alert_me: 'UNREACHABLE', duration: '0', include_child: 'true' },
     });
+    const read = await t.request('GET', `/api/v1/mysubscriptions/${alert.id}`);
+    expect(read.body).toStrictEqual(duration.body);
+  });
+
+  it('takes an empty settings object beside another field as no change to the settings', async () => {
+    const alert = await fresh();
+    const res = await put(alert.id, { name: 'Settings untouched', settings: {} });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toStrictEqual({ ...alert, name: 'Settings untouched' });
+  });
+
+  it("ignores type when it is the alert's own", async () => {
+    const alert = await fresh();
+    const res = await put(alert.id, { name: 'Same type', type: 'NODE_STATE_CHANGE' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toStrictEqual({ ...alert, name: 'Same type' });
+  });
+
+  it('refuses another type with a message that says what to do instead', async () => {
+    const alert = await fresh();
+    const res = await expectNoAlertWritten(t, () => put(alert.id, { name: 'New type', type: 'CERT_EXPIRY' }));
+    expectError(res, 400, 'BAD_REQUEST');
+    expect(res.body.message).toBe(
+      "An alert's type cannot be changed; create a new alert of that type and delete this one.",
+    );
+    expect(res.body.details).toEqual([
+      { field: 'type', message: expect.stringContaining('NODE_STATE_CHANGE') },
+    ]);
+  });
+
+  it.each([
+    ['an empty settings object', { settings: {} }, ['settings']],
+    ["the alert's own type", { type: 'NODE_STATE_CHANGE' }, ['type']],
+    [
+      "an empty settings object and the alert's own type",
+      { settings: {}, type: 'NODE_STATE_CHANGE' },
+      ['settings', 'type'],
+    ],
+  ])('answers 400 "nothing to change" for %s alone', async (_label, body, fields) => {
+    const alert = await fresh();
+    const res = await expectNoAlertWritten(t, () => put(alert.id, body));
+    expectError(res, 400, 'BAD_REQUEST');
+    expect(res.body.message).toMatch(/^Nothing to change/);
+    expect(res.body.details.map((detail: any) => detail.field)).toEqual(fields);
+  });
+
+  it('checks for an empty settings object before looking for the alert, and the type after', async () => {
+    const missing = '01900000-0000-7000-8000-000000000004';
+    expectError(await put(missing, { settings: {} }), 400, 'BAD_REQUEST');
+    expectError(await put(missing, { type: 'NODE_STATE_CHANGE' }), 404, 'NOT_FOUND');
   });
 
   it('moves an alert to an enabled webhook and back to e-mail', async () => {
@@ -434,6 +589,19 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     expect(back.body).toStrictEqual(alert);
   });
 
+  it('moves an alert to a webhook by channel_id alone; channel_type webhook without channel_id keeps it there', async () => {
+    const alert = await fresh();
+    const moved = await put(alert.id, { channel_id: hook.id });
+    expect(moved.status, moved.text).toBe(200);
+    const onHook = { ...alert, channel_type: 'WEBHOOK', channel: { id: hook.id, name: 'Ops receiver' } };
+    expect(moved.body).toStrictEqual(onHook);
+    const kept = await put(alert.id, { channel_type: 'webhook', name: 'Still on the hook' });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.body).toStrictEqual({ ...onHook, name: 'Still on the hook' });
+    const renamed = await put(alert.id, { name: 'Renamed' });
+    expect(renamed.body).toStrictEqual({ ...onHook, name: 'Renamed' });
+  });
+
   it('refuses a disabled webhook with the reference 422 body and changes nothing', async () => {
     const alert = await fresh();
     const res = await expectNoAlertWritten(t, () =>
@@ -445,11 +613,29 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     expect(res.text).toBe(DISABLED_WEBHOOK_BODY);
   });
 
-  it('holds an edited alert to every create rule, so a rename on a since-disabled webhook is 422', async () => {
+  it.each([
+    ['an unknown webhook', () => '01900000-0000-7000-8000-000000000000'],
+    ["another user's webhook", () => otherHook.id],
+  ])('answers 404 for a move onto %s and changes nothing', async (_label, channelId) => {
+    const alert = await fresh();
+    const res = await expectNoAlertWritten(t, () =>
+      put(alert.id, { name: 'Moved', channel_id: channelId() }),
+    );
+    expectError(res, 404, 'NOT_FOUND');
+    expect(res.text).not.toContain('Not yours');
+  });
+
+  it('lets an alert stay on a webhook disabled since, and refuses moving an alert onto it', async () => {
     const own = await enabledWebhook(t, endpoint, { key: other.key, name: 'Will be edited' });
+    const spare = await enabledWebhook(t, endpoint, { key: other.key, name: 'Spare' });
     const alert = await createAlert(
       t,
       nodeAlert(admin.orgId, { channel_type: 'webhook', channel_id: own.id }),
+      other.key,
+    );
+    const onSpare = await createAlert(
+      t,
+      nodeAlert(admin.orgId, { channel_type: 'webhook', channel_id: spare.id }),
       other.key,
     );
     const edit = await t.request('PUT', `/api/v1/webhook/${own.id}`, {
@@ -457,41 +643,53 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
       body: { name: 'Edited' },
     });
     expect(edit.status, edit.text).toBe(200);
-    const res = await expectNoAlertWritten(t, () =>
-      t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, { key: other.key, body: { name: 'Renamed' } }),
+    expect((await getWebhook(t, own.id, other.key)).body.is_enabled).toBe(false);
+
+    const renamed = await put(alert.id, { name: 'Renamed' }, other.key);
+    expect(renamed.status, renamed.text).toBe(200);
+    const stays = { ...alert, name: 'Renamed', channel: { id: own.id, name: 'Edited' } };
+    expect(renamed.body).toStrictEqual(stays);
+    const settings = await put(
+      alert.id,
+      { settings: { alert_me: 'UNREACHABLE' }, channel_type: 'webhook', channel_id: own.id },
+      other.key,
     );
-    expect(res.text).toBe(DISABLED_WEBHOOK_BODY);
-    const toEmail = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
-      key: other.key,
-      body: { name: 'Renamed', channel_type: 'email' },
+    expect(settings.status, settings.text).toBe(200);
+    expect(settings.body).toStrictEqual({
+      ...stays,
+      settings: { ...alert.settings, alert_me: 'UNREACHABLE' },
     });
+
+    const fromWebhook = await expectNoAlertWritten(t, () =>
+      put(onSpare.id, { channel_id: own.id }, other.key),
+    );
+    expect(fromWebhook.text).toBe(DISABLED_WEBHOOK_BODY);
+    const toEmail = await put(alert.id, { name: 'By e-mail', channel_type: 'email' }, other.key);
     expect(toEmail.status, toEmail.text).toBe(200);
     expect(toEmail.body).toMatchObject({
-      name: 'Renamed',
+      name: 'By e-mail',
       channel_type: 'EMAIL',
       channel: { name: 'Email' },
     });
+    const back = await expectNoAlertWritten(t, () => put(alert.id, { channel_id: own.id }, other.key));
+    expect(back.text).toBe(DISABLED_WEBHOOK_BODY);
   });
 
   it.each([
     ['an empty object', { body: {} }, ''],
     ['no body at all', { payload: '', headers: { 'content-type': 'application/json' } }, ''],
-    ['a new type', { body: { type: 'CERT_EXPIRY' } }, 'type'],
-    ['the same type with a name', { body: { name: 'x', type: 'NODE_STATE_CHANGE' } }, 'type'],
-    [
-      'a state of another type',
-      { body: { settings: { org_id: 'ORG', alert_me: 'CONNECTED' } } },
-      'settings.alert_me',
-    ],
-    ['settings without alert_me', { body: { settings: { org_id: 'ORG' } } }, 'settings.alert_me'],
-    [
-      'a duration over a week',
-      { body: { settings: { org_id: 'ORG', alert_me: 'ALIVE', duration: 10081 } } },
-      'settings.duration',
-    ],
+    ['another type', { body: { type: 'CERT_EXPIRY' } }, 'type'],
+    ["the alert's own type alone", { body: { type: 'NODE_STATE_CHANGE' } }, 'type'],
+    ['an unknown type with a name', { body: { name: 'x', type: 'DISK_FULL' } }, 'type'],
+    ['an empty settings object alone', { body: { settings: {} } }, 'settings'],
+    ['a state of another type', { body: { settings: { alert_me: 'CONNECTED' } } }, 'settings.alert_me'],
+    ['settings that blank alert_me', { body: { settings: { alert_me: ' , ' } } }, 'settings.alert_me'],
+    ['an empty org_id', { body: { settings: { org_id: '' } } }, 'settings.org_id'],
+    ['a duration over a week', { body: { settings: { duration: 10081 } } }, 'settings.duration'],
+    ['an unknown settings field', { body: { settings: { threshold: 3 } } }, 'settings.threshold'],
     ['an empty name', { body: { name: '' } }, 'name'],
-    ['channel_id alone (e-mail by default)', { body: { channel_id: 'HOOK' } }, 'channel_id'],
-    ['webhook without channel_id', { body: { channel_type: 'webhook' } }, 'channel_id'],
+    ['email with channel_id', { body: { channel_type: 'email', channel_id: 'HOOK' } }, 'channel_id'],
+    ['webhook without channel_id on an e-mail alert', { body: { channel_type: 'webhook' } }, 'channel_id'],
     ['an unknown field', { body: { name: 'x', created_by: 'me' } }, 'created_by'],
   ])('answers 400 for %s and changes nothing', async (_label, request, field) => {
     const alert = await fresh();
@@ -505,29 +703,26 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     expect(res.body.details.map((detail: any) => detail.field)).toContain(field);
   });
 
-  it('refuses settings that take no duration for the alert type', async () => {
+  it('refuses merged settings that take no duration for the alert type', async () => {
     const alert = await createAlert(t, {
       name: 'Certificates',
       type: 'CERT_EXPIRY',
       settings: { org_id: admin.orgId },
     });
-    const res = await expectNoAlertWritten(t, () =>
-      t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
-        body: { settings: { org_id: admin.orgId, duration: 5 } },
-      }),
-    );
-    expectError(res, 400, 'BAD_REQUEST');
-    expect(res.body.details).toEqual([{ field: 'settings.duration', message: expect.any(String) }]);
+    for (const settings of [{ duration: 5 }, { org_id: admin.orgId, duration: 5 }]) {
+      const res = await expectNoAlertWritten(t, () => put(alert.id, { settings }));
+      expectError(res, 400, 'BAD_REQUEST');
+      expect(res.body.details).toEqual([{ field: 'settings.duration', message: expect.any(String) }]);
+    }
   });
 
-  it("answers 404 for settings.org_id outside the caller's organizations", async () => {
+  it.each([
+    ['with the other settings', { alert_me: 'ALIVE' }],
+    ['alone', {}],
+  ])("answers 404 for settings.org_id outside the caller's organizations %s", async (_label, rest) => {
     const alert = await createAlert(t, nodeAlert(east), operator.key);
-    const res = await expectNoAlertWritten(t, () =>
-      t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
-        key: operator.key,
-        body: { settings: { org_id: west, alert_me: 'ALIVE' } },
-      }),
-    );
+    const body = { settings: { org_id: west, ...rest } };
+    const res = await expectNoAlertWritten(t, () => put(alert.id, body, operator.key));
     expectError(res, 404, 'NOT_FOUND');
   });
 });

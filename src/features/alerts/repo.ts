@@ -1,5 +1,4 @@
 import type { AlertsTable, Executor } from '../../db/types.js';
-import { isUniqueViolation } from '../../db/connect.js';
 import { newId } from '../../lib/ids.js';
 
 export type AlertRow = AlertsTable;
@@ -89,25 +88,21 @@ export async function subscriptionCounts(
   return new Map(rows.map((row) => [row.webhook_id ?? '', Number(row.n)]));
 }
 
-/** The user's e-mail channel resource, made the first time an alert needs it. */
+/**
+ * The user's e-mail channel resource, made the first time an alert needs it. A concurrent first insert is
+ * absorbed by `on conflict do nothing`, not caught: after an error PostgreSQL refuses the rest of the transaction.
+ */
 export async function ensureEmailChannel(db: Executor, userId: string, now: number): Promise<string> {
-  const existing = await db
-    .selectFrom('email_channels')
-    .select('id')
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const existing = await emailChannelOf(db, userId).executeTakeFirst();
   if (existing !== undefined) return existing.id;
-  const id = newId(now);
-  try {
-    await db.insertInto('email_channels').values({ id, user_id: userId, created_at: now }).execute();
-    return id;
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    const raced = await db
-      .selectFrom('email_channels')
-      .select('id')
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow();
-    return raced.id;
-  }
+  await db
+    .insertInto('email_channels')
+    .values({ id: newId(now), user_id: userId, created_at: now })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute();
+  return (await emailChannelOf(db, userId).executeTakeFirstOrThrow()).id;
+}
+
+function emailChannelOf(db: Executor, userId: string) {
+  return db.selectFrom('email_channels').select('id').where('user_id', '=', userId);
 }

@@ -9,39 +9,50 @@ export const AlertType = Type.Union(
   { description: 'What to watch.' },
 );
 
-export const Settings = Type.Object(
-  {
-    org_id: Type.String({
+const OrgId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "Organization whose resources are watched: the caller's or one below it (else 404).",
+});
+
+const settingsFields = {
+  org_id: OrgId,
+  alert_me: Type.Optional(
+    Type.String({
       minLength: 1,
-      maxLength: 64,
-      description: "Organization whose resources are watched: the caller's or one below it (else 404).",
+      maxLength: 256,
+      description:
+        'Comma-separated states that trigger the alert. Required for the state types: NODE_STATE_CHANGE ' +
+        '(ALIVE, UNREACHABLE), TUNNEL_STATE_CHANGE (CONNECTED, DISCONNECTED), SERVICE_STATE_CHANGE ' +
+        '(HEALTHY, UNHEALTHY); refused for the others.',
     }),
-    alert_me: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 256,
-        description:
-          'Comma-separated states that trigger the alert. Required for the state types: NODE_STATE_CHANGE ' +
-          '(ALIVE, UNREACHABLE), TUNNEL_STATE_CHANGE (CONNECTED, DISCONNECTED), SERVICE_STATE_CHANGE ' +
-          '(HEALTHY, UNHEALTHY); refused for the others.',
-      }),
-    ),
-    duration: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: MAX_DURATION_MINUTES,
-        description:
-          'Minutes the condition must hold (0 to 10080). Only for NODE_STATE_CHANGE, TUNNEL_STATE_CHANGE, ' +
-          'SERVICE_STATE_CHANGE and NODE_IP_CHANGE; defaults to 0. Returned as a string.',
-      }),
-    ),
-    include_child: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], {
-        description: 'Also watch every organization below org_id. Defaults to true. Returned as a string.',
-      }),
-    ),
+  ),
+  duration: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_DURATION_MINUTES,
+      description:
+        'Minutes the condition must hold (0 to 10080). Only for NODE_STATE_CHANGE, TUNNEL_STATE_CHANGE, ' +
+        'SERVICE_STATE_CHANGE and NODE_IP_CHANGE; defaults to 0. Returned as a string.',
+    }),
+  ),
+  include_child: Type.Optional(
+    Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], {
+      description: 'Also watch every organization below org_id. Defaults to true. Returned as a string.',
+    }),
+  ),
+};
+
+export const Settings = Type.Object(settingsFields, { additionalProperties: false });
+
+const EditSettings = Type.Object(
+  { ...settingsFields, org_id: Type.Optional(OrgId) },
+  {
+    additionalProperties: false,
+    description:
+      'Merged over the stored settings field by field: each of org_id, alert_me, duration and include_child ' +
+      "is kept unless given. The merged settings must pass every rule of creation for the alert's type.",
   },
-  { additionalProperties: false },
 );
 
 const ChannelType = Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
@@ -67,16 +78,43 @@ export const CreateAlertBody = Type.Object(
 export const EditAlertBody = Type.Object(
   {
     name: Type.Optional(AlertName),
-    settings: Type.Optional(Settings),
-    channel_type: Type.Optional(ChannelType),
-    channel_id: Type.Optional(ChannelId),
+    type: Type.Optional(
+      Type.Union(
+        NOTIFICATION_TYPES.map((type) => Type.Literal(type)),
+        { description: "The alert's own type, accepted and ignored; any other type → 400." },
+      ),
+    ),
+    settings: Type.Optional(EditSettings),
+    channel_type: Type.Optional(
+      Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
+        description:
+          'Lower case. When omitted: webhook if channel_id is given, else the current channel. webhook ' +
+          "without channel_id keeps the alert's current webhook.",
+      }),
+    ),
+    channel_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'Id of one of your webhooks; never with channel_type email.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
     minProperties: 1,
     description:
-      'Any of name, settings (replaced whole) and channel. Naming channel_type or channel_id replaces the channel ' +
-      '(channel_type defaults to email then). The edited alert must pass every rule of creation.',
+      'Changes only the fields given; every other field is kept. name replaces the name. settings is merged ' +
+      'over the stored settings field by field (org_id, alert_me, duration, include_child each kept unless ' +
+      "given) and the result must pass every rule of creation for the alert's type (400; an org_id outside " +
+      "your organizations → 404). type cannot be changed: the alert's own type is ignored, another → 400. " +
+      'Channel: channel_type omitted means webhook when channel_id is given, else the current channel; ' +
+      "channel_type webhook without channel_id keeps the alert's webhook (400 for an e-mail alert); " +
+      'channel_type email with channel_id → 400. Moving the alert onto a webhook (from e-mail, or to ' +
+      'another webhook) needs one of your webhooks (else 404), enabled (else 422), and a free place under ' +
+      'MAX_WEBHOOK_ALERTS_PER_USER (else 422). An alert that stays on its webhook is not checked again, so it ' +
+      'can still be edited after its webhook was disabled. Something must change: an empty body, settings {} ' +
+      "alone or the alert's own type alone → 400. Nothing is written when a rule fails.",
   },
 );
 

@@ -9,7 +9,7 @@ import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 import * as repo from './repo.js';
-import { normalizeSettings, type SettingsInput } from './rules.js';
+import { normalizeSettings, type NormalizedSettings, type SettingsInput } from './rules.js';
 
 export interface AlertInput {
   name: string;
@@ -19,63 +19,114 @@ export interface AlertInput {
   channel_id?: string;
 }
 
-export type AlertEdit = Partial<Omit<AlertInput, 'type'>>;
+export interface AlertEdit {
+  name?: string;
+  type?: NotificationType;
+  settings?: Partial<SettingsInput>;
+  channel_type?: 'email' | 'webhook';
+  channel_id?: string;
+}
 
-/** Checks every rule of an alert as it would be stored, for create and edit alike. */
-async function resolveAlert(
+interface Channel {
+  channelType: 'email' | 'webhook';
+  webhookId: string | null;
+  emailChannelId: string | null;
+}
+
+/** The create rules of settings for one type, the organization's visibility included. */
+async function resolveSettings(
   ctx: ServiceContext,
   trx: Executor,
-  input: AlertInput,
-  alertId: string | undefined,
-) {
-  const settings = normalizeSettings(input.type, input.settings);
+  type: NotificationType,
+  input: SettingsInput,
+): Promise<NormalizedSettings> {
+  const settings = normalizeSettings(type, input);
   if (!settings.ok) {
     const first = settings.problems[0];
     throw badRequest(`Invalid settings: "${first?.field}" ${first?.message}.`, settings.problems);
   }
   if (!(await isInSubtree(trx, ctx.actor.orgId, settings.value.orgId)))
     throw notFound('Organization settings.org_id');
-  const channelType = input.channel_type ?? 'email';
-  if (channelType === 'email') {
-    if (input.channel_id !== undefined) {
-      throw badRequest('channel_id is only for the webhook channel; leave it out for e-mail.', [
-        { field: 'channel_id', message: 'is only used with channel_type webhook' },
-      ]);
-    }
-    const emailChannelId = await repo.ensureEmailChannel(trx, ctx.actor.userId, ctx.clock.now());
-    return { settings: settings.value, channelType, webhookId: null, emailChannelId };
-  }
-  if (input.channel_id === undefined) {
-    throw badRequest('channel_id is required for the webhook channel: the id of one of your webhooks.', [
-      { field: 'channel_id', message: 'is required with channel_type webhook' },
+  return settings.value;
+}
+
+async function emailChannel(
+  ctx: ServiceContext,
+  trx: Executor,
+  channelId: string | undefined,
+): Promise<Channel> {
+  if (channelId !== undefined) {
+    throw badRequest('channel_id is only for the webhook channel; leave it out for e-mail.', [
+      { field: 'channel_id', message: 'is only used with channel_type webhook' },
     ]);
   }
-  const webhook = await findOwnWebhook(trx, input.channel_id, ctx.actor.userId);
+  const emailChannelId = await repo.ensureEmailChannel(trx, ctx.actor.userId, ctx.clock.now());
+  return { channelType: 'email', webhookId: null, emailChannelId };
+}
+
+function channelIdRequired() {
+  return badRequest('channel_id is required for the webhook channel: the id of one of your webhooks.', [
+    { field: 'channel_id', message: 'is required with channel_type webhook' },
+  ]);
+}
+
+/** Rules for putting an alert on a webhook it is not on yet: own, enabled, within the per-user limit. */
+async function attachWebhook(
+  ctx: ServiceContext,
+  trx: Executor,
+  webhookId: string,
+  alertId: string | undefined,
+): Promise<Channel> {
+  const webhook = await findOwnWebhook(trx, webhookId, ctx.actor.userId);
   if (webhook === undefined) throw notFound('Webhook channel_id');
   if (webhook.is_enabled !== 1) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
   const max = ctx.config.maxWebhookAlertsPerUser;
   if ((await repo.countWebhookAlertsOfUser(trx, ctx.actor.userId, alertId)) >= max) {
     throw unprocessable(`You already have ${max} alerts with a webhook channel, the most allowed.`);
   }
-  return { settings: settings.value, channelType, webhookId: webhook.id, emailChannelId: null };
+  return { channelType: 'webhook', webhookId: webhook.id, emailChannelId: null };
 }
 
-function toColumns(resolved: Awaited<ReturnType<typeof resolveAlert>>) {
+async function resolveNewChannel(ctx: ServiceContext, trx: Executor, input: AlertInput): Promise<Channel> {
+  if ((input.channel_type ?? 'email') === 'email') return emailChannel(ctx, trx, input.channel_id);
+  if (input.channel_id === undefined) throw channelIdRequired();
+  return attachWebhook(ctx, trx, input.channel_id, undefined);
+}
+
+async function resolveEditedChannel(
+  ctx: ServiceContext,
+  trx: Executor,
+  existing: repo.AlertRow,
+  edit: AlertEdit,
+): Promise<Channel> {
+  const channelType =
+    edit.channel_type ?? (edit.channel_id === undefined ? existing.channel_type : 'webhook');
+  if (channelType === 'email') return emailChannel(ctx, trx, edit.channel_id);
+  const current = existing.channel_type === 'webhook' ? existing.webhook_id : null;
+  const webhookId = edit.channel_id ?? current;
+  if (webhookId === null) throw channelIdRequired();
+  // Staying attaches nothing, so an alert stays editable on a webhook disabled since (any webhook edit does).
+  if (webhookId === current) return { channelType: 'webhook', webhookId, emailChannelId: null };
+  return attachWebhook(ctx, trx, webhookId, existing.id);
+}
+
+function toColumns(settings: NormalizedSettings, channel: Channel) {
   return {
-    org_id: resolved.settings.orgId,
-    alert_me: resolved.settings.alertMe,
-    duration_minutes: resolved.settings.durationMinutes,
-    include_child: resolved.settings.includeChild ? 1 : 0,
-    channel_type: resolved.channelType,
-    webhook_id: resolved.webhookId,
-    email_channel_id: resolved.emailChannelId,
+    org_id: settings.orgId,
+    alert_me: settings.alertMe,
+    duration_minutes: settings.durationMinutes,
+    include_child: settings.includeChild ? 1 : 0,
+    channel_type: channel.channelType,
+    webhook_id: channel.webhookId,
+    email_channel_id: channel.emailChannelId,
   };
 }
 
-export async function createAlert(ctx: ServiceContext, input: AlertInput) {
-  const id = await ctx.db.transaction().execute(async (trx) => {
+export async function createAlert(ctx: ServiceContext, input: AlertInput): Promise<AlertResponse> {
+  return ctx.db.transaction().execute(async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
-    const resolved = await resolveAlert(ctx, trx, input, undefined);
+    const settings = await resolveSettings(ctx, trx, input.type, input.settings);
+    const channel = await resolveNewChannel(ctx, trx, input);
     const now = ctx.clock.now();
     const row: repo.AlertRow = {
       id: newId(now),
@@ -83,35 +134,56 @@ export async function createAlert(ctx: ServiceContext, input: AlertInput) {
       name: input.name,
       type: input.type,
       created_at: now,
-      ...toColumns(resolved),
+      ...toColumns(settings, channel),
     };
     await repo.insertAlert(trx, row);
-    return row.id;
+    // Read in the transaction: a delete committed right after it must not turn this create into a 404.
+    return readOwnAlert(trx, row.id, ctx.actor.userId);
   });
-  return getAlert(ctx, id);
 }
 
-/** The edited alert must pass every create rule, as a whole (a disabled webhook included). */
-export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit) {
-  await ctx.db.transaction().execute(async (trx) => {
+/** Whether the edit names anything that can change: `type` never can, and `settings: {}` changes nothing. */
+function hasChanges(edit: AlertEdit): boolean {
+  return (
+    edit.name !== undefined ||
+    edit.channel_type !== undefined ||
+    edit.channel_id !== undefined ||
+    (edit.settings !== undefined && Object.keys(edit.settings).length > 0)
+  );
+}
+
+function nothingToChange(edit: AlertEdit) {
+  return badRequest('Nothing to change: give a name, a channel or at least one field of settings.', [
+    ...(edit.settings === undefined ? [] : [{ field: 'settings', message: 'has no field to change' }]),
+    ...(edit.type === undefined ? [] : [{ field: 'type', message: "is the alert's type already" }]),
+  ]);
+}
+
+/**
+ * Changes the fields given and keeps the others; settings are merged field by field. The webhook rules
+ * apply only when the alert moves onto a webhook, not while it stays on its own.
+ */
+export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit): Promise<AlertResponse> {
+  const changes = hasChanges(edit);
+  if (!changes && edit.type === undefined) throw nothingToChange(edit);
+  return ctx.db.transaction().execute(async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const existing = await repo.findOwnAlert(trx, id, ctx.actor.userId);
     if (existing === undefined) throw notFound('Alert');
-    // Naming either channel field replaces the channel (e-mail unless said otherwise); else it stays.
-    const channelChanged = edit.channel_type !== undefined || edit.channel_id !== undefined;
-    const channel = channelChanged
-      ? { channel_type: edit.channel_type ?? 'email', channel_id: edit.channel_id }
-      : { channel_type: existing.channel_type, channel_id: existing.webhook_id ?? undefined };
-    const merged: AlertInput = {
-      name: edit.name ?? existing.name,
-      type: existing.type as NotificationType,
-      settings: edit.settings ?? storedSettings(existing),
-      ...channel,
-    };
-    const resolved = await resolveAlert(ctx, trx, merged, id);
-    await repo.updateAlert(trx, id, { name: merged.name, ...toColumns(resolved) });
+    const type = existing.type as NotificationType;
+    if (edit.type !== undefined && edit.type !== type) {
+      throw badRequest(
+        "An alert's type cannot be changed; create a new alert of that type and delete this one.",
+        [{ field: 'type', message: `is ${type} for this alert and cannot be changed` }],
+      );
+    }
+    if (!changes) throw nothingToChange(edit);
+    const settings = await resolveSettings(ctx, trx, type, { ...storedSettings(existing), ...edit.settings });
+    const channel = await resolveEditedChannel(ctx, trx, existing, edit);
+    await repo.updateAlert(trx, id, { name: edit.name ?? existing.name, ...toColumns(settings, channel) });
+    // Read in the transaction: a delete committed right after it must not turn this edit into a 404.
+    return readOwnAlert(trx, id, ctx.actor.userId);
   });
-  return getAlert(ctx, id);
 }
 
 function storedSettings(row: repo.AlertRow): SettingsInput {
@@ -156,10 +228,14 @@ export async function listAlerts(ctx: ServiceContext): Promise<{ results: AlertR
   }));
 }
 
-export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertResponse> {
-  const row = await repo.findOwnAlert(ctx.db, id, ctx.actor.userId);
+async function readOwnAlert(db: Executor, id: string, userId: string): Promise<AlertResponse> {
+  const row = await repo.findOwnAlert(db, id, userId);
   if (row === undefined) throw notFound('Alert');
   return present(row);
+}
+
+export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertResponse> {
+  return readOwnAlert(ctx.db, id, ctx.actor.userId);
 }
 
 export async function deleteAlert(ctx: ServiceContext, id: string) {
