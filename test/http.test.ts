@@ -159,6 +159,14 @@ describe('hostile text', () => {
     expect(key.status).toBe(400);
   });
 
+  it('keeps credential query values out of the log however their names are encoded', async () => {
+    const secret = 'z'.repeat(43);
+    for (const name of ['token', '%74oken', 'TOKEN', '%54oken']) {
+      await t.request('GET', `/api/v1/user/verify-email?${name}=${secret}`, { key: null });
+    }
+    expect(t.logs.join('')).not.toContain(secret);
+  });
+
   it('answers router faults in the error shape', async () => {
     const long = await t.request('GET', `/api/v1/org/${'a'.repeat(150)}`);
     expectErrorShape(long.body, 404, 'NOT_FOUND');

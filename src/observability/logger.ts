@@ -45,8 +45,30 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /** Query parameters whose values are credentials (e-mail verification tokens). */
-const SECRET_QUERY = /([?&](?:token|challenge|api_key)=)[^&#]*/gi;
+const SECRET_QUERY_NAMES = new Set(['token', 'challenge', 'api_key']);
 
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+}
+
+/**
+ * The URL with the values of credential parameters replaced. Names are compared as the query parser
+ * reads them (percent-decoded, any case), so `?%74oken=` is caught as surely as `?token=`.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]');
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const fragmentStart = url.indexOf('#', queryStart);
+  const queryEnd = fragmentStart === -1 ? url.length : fragmentStart;
+  const pairs = url.slice(queryStart + 1, queryEnd).split('&');
+  const redacted = pairs.map((pair) => {
+    const equals = pair.indexOf('=');
+    if (equals === -1 || !SECRET_QUERY_NAMES.has(decodedName(pair.slice(0, equals)))) return pair;
+    return `${pair.slice(0, equals)}=[redacted]`;
+  });
+  return `${url.slice(0, queryStart + 1)}${redacted.join('&')}${url.slice(queryEnd)}`;
 }
