@@ -6,6 +6,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { closeContext, openContext } from '../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { serviceEnv } from './support/service-env.js';
+import { startSmtpSink } from './support/smtp-sink.js';
 
 interface Run {
   code: number;
@@ -31,12 +32,22 @@ async function freshEnv(): Promise<Record<string, string>> {
 }
 
 /** Calls the API on the database the CLI wrote to, as `serve` would. */
-async function callApi(env: Record<string, string>, url: string, key: string) {
+async function callApi(
+  env: Record<string, string>,
+  url: string,
+  key: string | null,
+  request: { method?: 'GET' | 'POST'; body?: object } = {},
+) {
   const config = loadConfig(env);
   const ctx = await openContext(config, createLogger('silent'));
   const app = await buildApp(ctx);
   try {
-    const res = await app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+    const res = await app.inject({
+      method: request.method ?? 'GET',
+      url,
+      headers: key === null ? {} : { 'x-api-key': key },
+      ...(request.body === undefined ? {} : { payload: request.body }),
+    });
     return { status: res.statusCode, body: res.json() };
   } finally {
     await app.close();
@@ -158,6 +169,67 @@ describe('apikey create', () => {
   });
 });
 
+describe('user resend-verification', () => {
+  /** An initialized database with one user who has not verified their address yet. */
+  async function withUnverifiedUser(extraEnv: Record<string, string> = {}) {
+    const env = { ...(await freshEnv()), ...extraEnv };
+    const adminKey = keyIn((await cli(['init'], env)).out);
+    const created = await callApi(env, '/api/v1/user', adminKey, {
+      method: 'POST',
+      body: {
+        name: 'Late Reader',
+        email: 'Late.Reader@example.com',
+        password: 'first-password',
+        roles: ['operator'],
+      },
+    });
+    expect(created.status).toBe(201);
+    return env;
+  }
+
+  it('prints a new working link when no SMTP server is configured', async () => {
+    const env = await withUnverifiedUser();
+    const res = await cli(['user', 'resend-verification', '--email', 'late.reader@EXAMPLE.com'], env);
+    expect(res.code, res.err.join('\n')).toBe(0);
+    const link = /: (http\S+\/api\/v1\/user\/verify-email\?token=\S+)$/.exec(res.out.join('\n'))?.[1];
+    expect(link, res.out.join('\n')).toBeDefined();
+    expect(res.out[0]).toContain('Late.Reader@example.com');
+    const verified = await callApi(env, new URL(link ?? '').pathname + new URL(link ?? '').search, null);
+    expect(verified.status).toBe(200);
+    const again = await cli(['user', 'resend-verification', '--email', 'late.reader@example.com'], env);
+    expect(again).toEqual({
+      code: 1,
+      out: [],
+      err: ['late.reader@example.com: This e-mail address is already verified.'],
+    });
+  });
+
+  it('sends the link by e-mail when an SMTP server is configured', async () => {
+    const sink = await startSmtpSink();
+    try {
+      const env = await withUnverifiedUser({ SMTP_URL: sink.url });
+      const res = await cli(['user', 'resend-verification', '--email', 'late.reader@example.com'], env);
+      expect(res.code, res.err.join('\n')).toBe(0);
+      expect(res.out).toEqual([
+        'A new verification link is on its way to Late.Reader@example.com (it works once, for 24 hours).',
+      ]);
+      await sink.waitFor((mail) => mail.to.includes('Late.Reader@example.com'));
+      const last = sink.messages.filter((mail) => mail.to.includes('Late.Reader@example.com')).at(-1);
+      const path = /\/api\/v1\/user\/verify-email\?token=\S+/.exec(last?.text ?? '')?.[0];
+      expect(path, last?.text).toBeDefined();
+      expect((await callApi(env, path ?? '', null)).status).toBe(200);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  it('fails with exit code 1 for an unknown e-mail address', async () => {
+    const env = await withUnverifiedUser();
+    const res = await cli(['user', 'resend-verification', '--email', 'nobody@example.com'], env);
+    expect(res).toEqual({ code: 1, out: [], err: ['No user with the e-mail address nobody@example.com.'] });
+  });
+});
+
 describe('help and usage errors', () => {
   const commands: { argv: string[]; describes: RegExp }[] = [
     { argv: [], describes: /Users, roles, API keys/ },
@@ -166,6 +238,8 @@ describe('help and usage errors', () => {
     { argv: ['init'], describes: /Create the root organization and the admin user/ },
     { argv: ['apikey'], describes: /Manage API keys/ },
     { argv: ['apikey', 'create'], describes: /Create an API key for a user/ },
+    { argv: ['user'], describes: /Manage users/ },
+    { argv: ['user', 'resend-verification'], describes: /new verification link/ },
   ];
 
   it.each(commands)(

@@ -6,6 +6,8 @@ import { issueApiKey } from '../features/apikeys/service.js';
 import { bootstrap } from '../features/bootstrap/service.js';
 import { normalizeEmail } from '../features/users/presenter.js';
 import { findUserByEmail } from '../features/users/repo.js';
+import { resendVerification } from '../features/users/service.js';
+import { AppError } from '../http/errors.js';
 import { createLogger } from '../observability/logger.js';
 import { closeContext, openContext } from '../runtime.js';
 import { serve } from '../server.js';
@@ -122,6 +124,32 @@ export function buildProgram(io: CliIo = processIo): Command {
         if (user === undefined) throw new CliError(`No user with the e-mail address ${options.email}.`);
         const issued = await issueApiKey(ctx.db, ctx.clock.now(), user.id, options.name);
         io.out(`API key for ${user.email} (shown once): ${issued.key}`);
+      });
+    });
+
+  program
+    .command('user')
+    .description('Manage users')
+    .command('resend-verification')
+    .description('Send a user who has not verified their e-mail address a new verification link')
+    .requiredOption('--email <email>', "the user's e-mail address")
+    .action(async (options: { email: string }) => {
+      await withContext(io, async (ctx) => {
+        const sent = await resendVerification(ctx, options.email).catch((error: unknown) => {
+          if (!(error instanceof AppError)) throw error;
+          throw new CliError(
+            error.statusCode === 404
+              ? `No user with the e-mail address ${options.email}.`
+              : `${options.email}: ${error.message}`,
+          );
+        });
+        if (ctx.config.smtpUrl === undefined) {
+          io.out(`No SMTP_URL is set: give ${sent.email} this link (works once, for 24 hours): ${sent.link}`);
+          return;
+        }
+        // Sent now when the SMTP server takes it; otherwise the running service retries from the outbox.
+        await ctx.mailer.drain();
+        io.out(`A new verification link is on its way to ${sent.email} (it works once, for 24 hours).`);
       });
     });
 

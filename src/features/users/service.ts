@@ -1,5 +1,6 @@
 import type { AppContext, ServiceContext } from '../../context.js';
 import { isUniqueViolation } from '../../db/connect.js';
+import type { Executor } from '../../db/types.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { hashPassword } from '../../lib/passwords.js';
@@ -45,23 +46,52 @@ export async function createUser(ctx: ServiceContext, input: NewUser) {
     password_change_required: 1,
     created_at: now,
   };
-  const { token, hash } = newToken();
   try {
     await ctx.db.transaction().execute(async (trx) => {
       if ((await repo.findUserByEmail(trx, emailNormalized)) !== undefined) throw emailTaken();
       await repo.insertUser(trx, user, roleIds);
-      await repo.insertVerificationToken(trx, {
-        token_hash: hash,
-        user_id: user.id,
-        expires_at: now + VERIFICATION_TTL_MS,
-      });
-      await ctx.mailer.enqueue(trx, verificationEmail(ctx, user, token));
+      await sendVerificationLink(ctx, trx, user, now);
     });
   } catch (error) {
     throw isUniqueViolation(error) ? emailTaken() : error;
   }
   ctx.mailer.kick();
   return { id: user.id, name: user.name, roles: roleRefs(roleIds) };
+}
+
+/** Stores a new single-use link for the user and puts the e-mail carrying it in the outbox; returns the link. */
+async function sendVerificationLink(
+  ctx: AppContext,
+  trx: Executor,
+  user: { id: string; email: string; name: string },
+  now: number,
+): Promise<string> {
+  const { token, hash } = newToken();
+  await repo.insertVerificationToken(trx, {
+    token_hash: hash,
+    user_id: user.id,
+    expires_at: now + VERIFICATION_TTL_MS,
+  });
+  const email = verificationEmail(ctx, user, token);
+  await ctx.mailer.enqueue(trx, email);
+  return email.link;
+}
+
+/**
+ * A new verification link for a user who has not verified yet (the first expired or was lost); earlier
+ * links keep working until they expire. For administrators, through the CLI.
+ */
+export async function resendVerification(
+  ctx: AppContext,
+  email: string,
+): Promise<{ email: string; link: string }> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    const user = await repo.findUserByEmail(trx, normalizeEmail(email));
+    if (user === undefined) throw notFound('User');
+    if (user.email_verified_at !== null) throw conflict('This e-mail address is already verified.');
+    return { email: user.email, link: await sendVerificationLink(ctx, trx, user, now) };
+  });
 }
 
 function emailTaken() {
@@ -71,6 +101,7 @@ function emailTaken() {
 function verificationEmail(ctx: AppContext, user: { email: string; name: string }, token: string) {
   const link = `${ctx.config.publicUrl}/api/v1/user/verify-email?token=${token}`;
   return {
+    link,
     to: user.email,
     subject: 'Verify your e-mail address for edgewatch',
     text: [
@@ -93,7 +124,8 @@ export async function verifyEmail(
   const tokenHash = sha256Hex(token);
   const now = ctx.clock.now();
   const invalid = badRequest(
-    'This verification link is invalid or has expired. Ask an administrator for a new one.',
+    'This verification link is invalid or has expired. Ask an administrator for a new one ' +
+      '(edgewatch user resend-verification --email <your address>).',
   );
   const record = await repo.findVerificationToken(ctx.db, tokenHash);
   if (record === undefined || record.expires_at <= now) throw invalid;
