@@ -178,6 +178,22 @@ describe('DELETE /api/v1/apikey/{id}', () => {
     expectError(await t.request('DELETE', `/api/v1/apikey/${created.id}`), 404, 'NOT_FOUND');
   });
 
+  it('revokes once when two revocations of one key arrive together: one 200, one 404', async () => {
+    const created = await createKey(ADMIN_KEY, 'revoked twice');
+    expect((await t.request('GET', '/api/v1/user/me', { key: created.key })).status).toBe(200);
+    const answers = await Promise.all([
+      t.request('DELETE', `/api/v1/apikey/${created.id}`),
+      t.request('DELETE', `/api/v1/apikey/${created.id}`),
+    ]);
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 404]);
+    expectError(
+      answers.find((res) => res.status === 404)!,
+      404,
+      'NOT_FOUND',
+    );
+    expectError(await t.request('GET', '/api/v1/user/me', { key: created.key }), 401, 'UNAUTHORIZED');
+  });
+
   it("answers 404 for another user's key and leaves it working", async () => {
     const readerKey = await createKey(reader.key, 'not yours');
     expectError(await t.request('DELETE', `/api/v1/apikey/${readerKey.id}`), 404, 'NOT_FOUND');

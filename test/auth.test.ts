@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGIN_LIMITS } from '../src/features/auth/service.js';
+import { hashApiKey } from '../src/features/apikeys/key-material.js';
+import { LOGIN_LIMITS, login as loginService } from '../src/features/auth/service.js';
 import { expectError, JSON_CONTENT_TYPE, type BadInputCase } from './support/error-shape.js';
 import { latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
 
@@ -257,6 +258,70 @@ describe('POST /api/v1/auth/login: rate limits', () => {
       429,
       'TOO_MANY_REQUESTS',
     );
+  });
+});
+
+describe('POST /api/v1/auth/login: simultaneous first logins', () => {
+  it('changes the password once: one answers 200 with the only key, the other 401', async () => {
+    const user = await newUser();
+    const candidates = ['racer-one-password', 'racer-two-password'];
+    const answers = await Promise.all(
+      candidates.map((new_password) =>
+        login({ email: user.email, password: INITIAL_PASSWORD, new_password }),
+      ),
+    );
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 401]);
+    const winner = answers.findIndex((res) => res.status === 200);
+    const [won, lost] = winner === 0 ? answers : [...answers].reverse();
+    const [winnerPassword, loserPassword] = winner === 0 ? candidates : [...candidates].reverse();
+    expectError(lost!, 401, 'UNAUTHORIZED');
+    const wrongCredentials = await login({ email: user.email, password: 'not-the-password' });
+    expect(lost!.body.message).toBe(wrongCredentials.body.message);
+
+    const keys = await t.ctx.db
+      .selectFrom('api_keys')
+      .select('key_hash')
+      .where('user_id', '=', user.id)
+      .execute();
+    expect(keys).toEqual([{ key_hash: hashApiKey(won!.body.api_key) }]);
+
+    expect((await login({ email: user.email, password: winnerPassword })).status).toBe(200);
+    expectError(await login({ email: user.email, password: loserPassword }), 401, 'UNAUTHORIZED');
+    expectError(await login({ email: user.email, password: INITIAL_PASSWORD }), 401, 'UNAUTHORIZED');
+  });
+});
+
+describe('login attempts are kept only as long as a limit can count them', () => {
+  it('forgets attempts older than the longest window when a later attempt is recorded, even a failed one', async () => {
+    const user = await activeUser();
+    for (let i = 0; i < 3; i += 1) {
+      expectError(await login({ email: user.email, password: `wrong-${i}` }), 401, 'UNAUTHORIZED');
+    }
+    const longest = Math.max(LOGIN_LIMITS.perAddress.windowMs, LOGIN_LIMITS.perAccountFailures.windowMs);
+    const later = Date.now() + longest + 60_000;
+    const olderThanWindow = async () => {
+      const row = await t.ctx.db
+        .selectFrom('login_attempts')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('at', '<', later - longest)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    };
+    expect(await olderThanWindow()).toBeGreaterThanOrEqual(4);
+
+    const ctx = { ...t.ctx, clock: { now: () => later } };
+    await expect(
+      loginService(ctx, { email: user.email, password: 'wrong-later' }, freshAddress()),
+    ).rejects.toMatchObject({ statusCode: 401 });
+    expect(await olderThanWindow()).toBe(0);
+    const rows = await t.ctx.db
+      .selectFrom('login_attempts')
+      .select(['at', 'succeeded'])
+      .where('email_normalized', '=', user.email)
+      .execute();
+    expect(rows.map((row) => ({ at: Number(row.at), succeeded: Number(row.succeeded) }))).toEqual([
+      { at: later, succeeded: 0 },
+    ]);
   });
 });
 

@@ -4,6 +4,7 @@ import * as foundation from './migrations/0001_foundation.js';
 import * as webhooks from './migrations/0002_webhooks.js';
 import * as alerts from './migrations/0003_alerts.js';
 import * as subscriptionsVersion from './migrations/0004_subscriptions_version.js';
+import * as loginAttemptsAt from './migrations/0005_login_attempts_at.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002_webhooks': webhooks,
   '0003_alerts': alerts,
   '0004_subscriptions_version': subscriptionsVersion,
+  '0005_login_attempts_at': loginAttemptsAt,
 };
 
 export interface MigrationReport {

@@ -44,16 +44,24 @@ export async function listActiveKeys(db: Executor, userId: string): Promise<ApiK
     .execute();
 }
 
-export async function findActiveKeyOfUser(db: Executor, id: string, userId: string) {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'key_hash'])
+/**
+ * Revokes one of the user's keys if it is still active and returns its hash (to drop it from the cache);
+ * undefined when there was none: unknown, another user's, or already revoked (perhaps just now, by a
+ * simultaneous request).
+ */
+export async function revokeActiveKeyOfUser(
+  db: Executor,
+  id: string,
+  userId: string,
+  at: number,
+): Promise<string | undefined> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
+    .returning('key_hash')
     .executeTakeFirst();
-}
-
-export async function revokeKey(db: Executor, id: string, at: number): Promise<void> {
-  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).execute();
+  return row?.key_hash;
 }

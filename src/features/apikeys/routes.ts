@@ -67,7 +67,10 @@ export async function apiKeyRoutes(app: App): Promise<void> {
       schema: {
         tags: ['apikeys'],
         summary: "Revoke one of the caller's API keys",
-        description: "Takes effect at once. Another user's key, or an unknown one, answers 404.",
+        description:
+          'Takes effect at once in the instance that answers; other instances sharing the database stop ' +
+          "accepting the key within 10 s (they cache resolved keys that long). Another user's key, an unknown " +
+          'one or one already revoked answers 404.',
         params: IdParams,
         response: responses({ 200: SuccessMessage }, [401, 403, 404]),
       },

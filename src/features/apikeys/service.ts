@@ -61,8 +61,8 @@ export async function listOwnApiKeys(ctx: ServiceContext): Promise<repo.ApiKeyRo
 }
 
 export async function revokeOwnApiKey(ctx: ServiceContext, id: string): Promise<void> {
-  const key = await repo.findActiveKeyOfUser(ctx.db, id, ctx.actor.userId);
-  if (key === undefined) throw notFound('API key');
-  await repo.revokeKey(ctx.db, id, ctx.clock.now());
-  ctx.apiKeyCache.invalidateKey(key.key_hash);
+  const keyHash = await repo.revokeActiveKeyOfUser(ctx.db, id, ctx.actor.userId, ctx.clock.now());
+  if (keyHash === undefined) throw notFound('API key');
+  // After the revocation is stored: a lookup that read the key before it is then kept out of the cache.
+  ctx.apiKeyCache.invalidateKey(keyHash);
 }

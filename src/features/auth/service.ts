@@ -12,6 +12,11 @@ export const LOGIN_LIMITS = {
   perAccountFailures: { max: 10, windowMs: 15 * 60_000 },
 };
 
+/** No limit looks further back than this, so older attempts are dropped. */
+const KEEP_ATTEMPTS_MS = Math.max(LOGIN_LIMITS.perAddress.windowMs, LOGIN_LIMITS.perAccountFailures.windowMs);
+
+const WRONG_CREDENTIALS = 'The e-mail address or the password is wrong.';
+
 export interface LoginInput {
   email: string;
   password: string;
@@ -40,10 +45,14 @@ async function enforceLimits(ctx: AppContext, address: string, email: string, no
   }
 }
 
-/** Records the attempt as a failure, then checks the limits; a refused attempt is removed again. */
+/**
+ * Records the attempt as a failure, then checks the limits; a refused attempt is removed again.
+ * Every attempt also drops those too old to count, so failures alone cannot grow the table for ever.
+ */
 async function admitAttempt(ctx: AppContext, address: string, email: string, now: number): Promise<string> {
   const id = newId(now);
   await attempts.recordAttempt(ctx.db, { id, address, email_normalized: email, succeeded: 0, at: now });
+  await attempts.pruneAttempts(ctx.db, now - KEEP_ATTEMPTS_MS);
   try {
     await enforceLimits(ctx, address, email, now);
   } catch (error) {
@@ -64,7 +73,10 @@ export async function login(ctx: AppContext, input: LoginInput, address: string)
   const user = await users.findUserByEmail(ctx.db, email);
   const valid = await checkPassword(user?.password_hash, input.password);
   if (valid) await attempts.markSucceeded(ctx.db, attemptId);
-  if (!valid || user === undefined) throw unauthorized('The e-mail address or the password is wrong.');
+  if (!valid || user === undefined || user.password_hash === null) {
+    throw unauthorized(WRONG_CREDENTIALS);
+  }
+  const checkedHash = user.password_hash;
   if (user.email_verified_at === null) {
     throw forbidden(
       'The e-mail address is not verified yet: open the link in the verification e-mail first.',
@@ -84,9 +96,12 @@ export async function login(ctx: AppContext, input: LoginInput, address: string)
   const newHash = newPassword === undefined ? undefined : await hashPassword(newPassword);
   const roleIds = await users.roleIdsOf(ctx.db, user.id);
   const issued = await ctx.db.transaction().execute(async (trx) => {
-    if (newHash !== undefined) await users.setPassword(trx, user.id, newHash, false);
+    // A simultaneous change came first: the password checked above is no longer the account's, so this
+    // request must neither overwrite that change nor get a key.
+    if (newHash !== undefined && !(await users.replacePassword(trx, user.id, checkedHash, newHash))) {
+      throw unauthorized(WRONG_CREDENTIALS);
+    }
     return issueApiKey(trx, ctx.clock.now(), user.id, 'Login');
   });
-  await attempts.pruneAttempts(ctx.db, now - LOGIN_LIMITS.perAccountFailures.windowMs);
   return { api_key: issued.key, user: { id: user.id, name: user.name, roles: roleRefs(roleIds) } };
 }

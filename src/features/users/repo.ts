@@ -90,17 +90,23 @@ export async function findFirstAdmin(db: Executor): Promise<UserRow | undefined>
     .executeTakeFirst();
 }
 
-export async function setPassword(
+/**
+ * Replaces the password the caller checked, and clears the first-login flag; false when the row no longer
+ * holds that hash, i.e. another change came first (the checked password is no longer current).
+ */
+export async function replacePassword(
   db: Executor,
   userId: string,
-  passwordHash: string,
-  changeRequired: boolean,
-): Promise<void> {
-  await db
+  checkedHash: string,
+  newHash: string,
+): Promise<boolean> {
+  const result = await db
     .updateTable('users')
-    .set({ password_hash: passwordHash, password_change_required: changeRequired ? 1 : 0 })
+    .set({ password_hash: newHash, password_change_required: 0 })
     .where('id', '=', userId)
-    .execute();
+    .where('password_hash', '=', checkedHash)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function markEmailVerified(db: Executor, userId: string, at: number): Promise<void> {
