@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/features/apikeys/key-material.js';
 import { LOGIN_LIMITS, login as loginService } from '../src/features/auth/service.js';
-import { expectError, JSON_CONTENT_TYPE, type BadInputCase } from './support/error-shape.js';
+import {
+  badInputRequest,
+  expectBadInputError,
+  expectError,
+  JSON_CONTENT_TYPE,
+  type BadInputCase,
+} from './support/error-shape.js';
 import { latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -415,14 +421,9 @@ describe('POST /api/v1/auth/login with bad input', () => {
     const res = await t.request('POST', '/api/v1/auth/login', {
       key: null,
       remoteAddress: freshAddress(),
-      ...(input.body === undefined ? {} : { body: input.body }),
-      ...(input.payload === undefined ? {} : { payload: input.payload }),
-      ...(input.headers === undefined ? {} : { headers: input.headers }),
+      ...badInputRequest(input),
     });
-    expectError(res, input.status, input.errorCode);
-    if (input.field !== undefined) {
-      expect(res.body.details.map((detail: { field: string }) => detail.field)).toContain(input.field);
-    }
+    expectBadInputError(res, input);
     expect(await attemptCount()).toBe(before);
   });
 });

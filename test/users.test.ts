@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, JSON_CONTENT_TYPE, type BadInputCase } from './support/error-shape.js';
+import {
+  badInputRequest,
+  expectBadInputError,
+  expectError,
+  JSON_CONTENT_TYPE,
+  type BadInputCase,
+} from './support/error-shape.js';
 import { latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -363,15 +369,8 @@ const BAD_USER_INPUTS: BadInputCase[] = [
 describe('POST /api/v1/user with bad input', () => {
   it.each(BAD_USER_INPUTS)('$name → $status, nothing written', async (input) => {
     await expectNothingWritten(async () => {
-      const res = await t.request('POST', '/api/v1/user', {
-        ...(input.body === undefined ? {} : { body: input.body }),
-        ...(input.payload === undefined ? {} : { payload: input.payload }),
-        ...(input.headers === undefined ? {} : { headers: input.headers }),
-      });
-      expectError(res, input.status, input.errorCode);
-      if (input.field !== undefined) {
-        expect(res.body.details.map((detail: { field: string }) => detail.field)).toContain(input.field);
-      }
+      const res = await t.request('POST', '/api/v1/user', badInputRequest(input));
+      expectBadInputError(res, input);
     });
   });
 });

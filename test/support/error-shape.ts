@@ -30,3 +30,20 @@ export interface BadInputCase {
 }
 
 export const JSON_CONTENT_TYPE = { 'content-type': 'application/json' };
+
+/** The request options that send a bad-input row as written. */
+export function badInputRequest(input: BadInputCase) {
+  return {
+    ...(input.body === undefined ? {} : { body: input.body }),
+    ...(input.payload === undefined ? {} : { payload: input.payload }),
+    ...(input.headers === undefined ? {} : { headers: input.headers }),
+  };
+}
+
+/** The error a bad-input row must get, with its field named in the details when the row names one. */
+export function expectBadInputError(res: TestResponse, input: BadInputCase): void {
+  expectError(res, input.status, input.errorCode);
+  if (input.field !== undefined) {
+    expect(res.body.details.map((detail: { field: string }) => detail.field)).toContain(input.field);
+  }
+}
