@@ -5,7 +5,8 @@ import { ROLES } from '../src/features/roles/catalog.js';
 import { createLogger } from '../src/observability/logger.js';
 
 // The same body the service answers on GET /api/v2/role, so both send the same bytes.
-const body = { results: ROLES.map((role) => ({ ...role, permissions: [...role.permissions] })) };
+const results = ROLES.map((role) => ({ ...role, permissions: [...role.permissions] }));
+const body = { total_count: results.length, results };
 
 const loggerInstance: FastifyBaseLogger = createLogger(process.env.LOG_LEVEL ?? 'info');
 const app = Fastify({ loggerInstance });

@@ -10,6 +10,8 @@ import { errorHandler, renderError } from './http/error-handler.js';
 import { RouteTable } from './http/method-not-allowed.js';
 import { rejectNulCharacters } from './http/no-nul.js';
 import type { App } from './http/types.js';
+import { validatorByPart } from './http/validation.js';
+import { plainJsonType } from './http/json-type.js';
 import { openApiInfo } from './http/openapi.js';
 import { NotificationSchema } from './notifications/schema.js';
 import { createHttpMetrics } from './observability/metrics.js';
@@ -39,7 +41,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    schemaController: { compilersFactory: { buildValidator: validatorByPart } },
     // Router-level faults (over-long path parameters, broken percent-encoding) in the contract's shape.
     frameworkErrors: (error, request, reply) => {
       void reply.header('x-request-id', request.id);
@@ -90,6 +92,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // do not, set the request id themselves.
   app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
+    plainJsonType(reply);
     if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });

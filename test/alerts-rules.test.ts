@@ -23,25 +23,44 @@ describe('normalizeSettings', () => {
     expect(MAX_DURATION_MINUTES).toBe(10_080);
   });
 
-  it.each([
-    ['NODE_STATE_CHANGE', 'ALIVE,UNREACHABLE'],
-    ['TUNNEL_STATE_CHANGE', 'CONNECTED,DISCONNECTED'],
-    ['SERVICE_STATE_CHANGE', 'HEALTHY,UNHEALTHY'],
-  ] as const)('accepts the states of %s and nothing else', (type, states) => {
-    const result = normalizeSettings(type, { org_id: ORG, alert_me: states, duration: 7 });
-    expect(result).toEqual({
-      ok: true,
-      value: { orgId: ORG, alertMe: states, durationMinutes: 7, includeChild: true },
-    });
-    const others = ['ALIVE', 'UNREACHABLE', 'CONNECTED', 'DISCONNECTED', 'HEALTHY', 'UNHEALTHY'].filter(
-      (state) => !states.split(',').includes(state),
-    );
-    for (const state of others) expect(fieldsOf(type, { alert_me: state })).toEqual(['settings.alert_me']);
-    expect(fieldsOf(type, {})).toEqual(['settings.alert_me']);
+  // Contract §4: the product's vocabulary, in the order answers list it.
+  const VOCABULARY = {
+    NODE_STATE_CHANGE: ['ALIVE', 'UNREACHABLE'],
+    TUNNEL_STATE_CHANGE: ['CONNECTED', 'TERMINATED'],
+    SERVICE_STATE_CHANGE: ['HEALTHY', 'UNHEALTHY', 'TERMINATED'],
+    NODE_IP_CHANGE: ['PRIVATE_IP', 'PUBLIC_IP'],
+    CERT_EXPIRY: ['80', '100'],
+    HEADLESS_EXPIRY: ['80', '100'],
+    NODE_UPGRADE: ['ENABLED', 'DISABLED', 'SUCCESSFUL', 'FAILED'],
+  } as const;
+  const EVERY_CONDITION = [...new Set(Object.values(VOCABULARY).flat())];
+
+  it.each(Object.entries(VOCABULARY))('accepts the conditions of %s and nothing else', (name, conditions) => {
+    const type = name as NotificationType;
+    const all = conditions.join(',');
+    const result = normalizeSettings(type, { org_id: ORG, alert_me: [...conditions].reverse().join(',') });
+    expect(result.ok && result.value.alertMe).toBe(all);
+    for (const condition of conditions) {
+      const one = normalizeSettings(type, { org_id: ORG, alert_me: condition });
+      expect(one.ok && one.value.alertMe).toBe(condition);
+    }
+    for (const other of EVERY_CONDITION.filter((c) => !(conditions as readonly string[]).includes(c))) {
+      expect(fieldsOf(type, { alert_me: other })).toEqual(['settings.alert_me']);
+    }
+    expect(fieldsOf(type, { alert_me: 'DISCONNECTED' })).toEqual(['settings.alert_me']);
     expect(fieldsOf(type, { alert_me: '   ' })).toEqual(['settings.alert_me']);
+    expect(fieldsOf(type, { alert_me: `${conditions[0]},,${conditions[1]}` })).toEqual(['settings.alert_me']);
   });
 
-  it('orders, trims and de-duplicates the states', () => {
+  it.each(Object.entries(VOCABULARY))(
+    'watches every condition of %s when alert_me is left out',
+    (name, conditions) => {
+      const result = normalizeSettings(name as NotificationType, { org_id: ORG });
+      expect(result.ok && result.value.alertMe).toBe(conditions.join(','));
+    },
+  );
+
+  it('orders, trims and de-duplicates the conditions', () => {
     const result = normalizeSettings('NODE_STATE_CHANGE', {
       org_id: ORG,
       alert_me: ' UNREACHABLE,ALIVE , UNREACHABLE',
@@ -49,24 +68,18 @@ describe('normalizeSettings', () => {
     expect(result.ok && result.value.alertMe).toBe('ALIVE,UNREACHABLE');
   });
 
-  it('names every unknown state in one problem', () => {
-    const result = normalizeSettings('TUNNEL_STATE_CHANGE', { org_id: ORG, alert_me: 'UP,CONNECTED,DOWN' });
+  it('names every unknown condition once, in one problem, with the valid ones', () => {
+    const result = normalizeSettings('TUNNEL_STATE_CHANGE', {
+      org_id: ORG,
+      alert_me: 'UP,CONNECTED,DOWN,UP',
+    });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems).toHaveLength(1);
-    expect(result.problems[0]?.message).toContain('"UP"');
-    expect(result.problems[0]?.message).toContain('"DOWN"');
-    expect(result.problems[0]?.message).toContain('CONNECTED, DISCONNECTED');
+    expect(result.problems[0]?.message).toBe(
+      'has unknown condition(s) "UP", "DOWN"; TUNNEL_STATE_CHANGE knows CONNECTED, TERMINATED',
+    );
   });
-
-  it.each(['NODE_IP_CHANGE', 'CERT_EXPIRY', 'HEADLESS_EXPIRY', 'NODE_UPGRADE'] as const)(
-    'refuses alert_me for %s, which has no states',
-    (type) => {
-      expect(fieldsOf(type, { alert_me: 'ALIVE' })).toEqual(['settings.alert_me']);
-      const result = normalizeSettings(type, { org_id: ORG });
-      expect(result.ok && result.value.alertMe).toBeNull();
-    },
-  );
 
   it.each([
     ['NODE_STATE_CHANGE', { alert_me: 'ALIVE' }],
@@ -81,20 +94,14 @@ describe('normalizeSettings', () => {
   });
 
   it.each(['CERT_EXPIRY', 'HEADLESS_EXPIRY', 'NODE_UPGRADE'] as const)(
-    'refuses a duration for %s and stores none',
+    'accepts a duration for %s and ignores it',
     (type) => {
-      expect(fieldsOf(type, { duration: 0 })).toEqual(['settings.duration']);
-      const result = normalizeSettings(type, { org_id: ORG });
-      expect(result.ok && result.value.durationMinutes).toBeNull();
+      const given = normalizeSettings(type, { org_id: ORG, duration: 5 });
+      expect(given.ok && given.value.durationMinutes).toBeNull();
+      const omitted = normalizeSettings(type, { org_id: ORG });
+      expect(omitted.ok && omitted.value.durationMinutes).toBeNull();
     },
   );
-
-  it('reports every broken rule at once', () => {
-    expect(fieldsOf('CERT_EXPIRY', { alert_me: 'ALIVE', duration: 1 })).toEqual([
-      'settings.alert_me',
-      'settings.duration',
-    ]);
-  });
 
   it.each([
     [undefined, true],

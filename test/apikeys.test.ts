@@ -119,7 +119,8 @@ describe('GET /api/v2/apikey', () => {
     const created = await createKey(ADMIN_KEY, 'listed');
     const res = await t.request('GET', '/api/v2/apikey');
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['results']);
+    expect(Object.keys(res.body)).toEqual(['total_count', 'results']);
+    expect(res.body.total_count).toBe(res.body.results.length);
     const listed = res.body.results.find((key: { id: string }) => key.id === created.id);
     expect(listed).toEqual({
       id: created.id,

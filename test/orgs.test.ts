@@ -131,7 +131,8 @@ describe('GET /api/v2/org', () => {
   it('shows the root admin the whole tree, root first', async () => {
     const res = await t.request('GET', '/api/v2/org');
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['results']);
+    expect(Object.keys(res.body)).toEqual(['total_count', 'results']);
+    expect(res.body.total_count).toBe(res.body.results.length);
     expect(res.body.results[0]).toEqual(root);
     expect(root.parent_id).toBeNull();
     expect(ids(res)).toEqual(expect.arrayContaining([root.id, east.id, west.id, eastLab.id]));

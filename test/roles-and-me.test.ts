@@ -19,7 +19,8 @@ interface Role {
 async function roles(key?: string): Promise<Role[]> {
   const res = await t.request('GET', '/api/v2/role', key === undefined ? {} : { key });
   expect(res.status, res.text).toBe(200);
-  expect(Object.keys(res.body)).toEqual(['results']);
+  expect(res.body.total_count).toBe(3);
+  expect(Object.keys(res.body)).toEqual(['total_count', 'results']);
   return res.body.results as Role[];
 }
 
@@ -71,7 +72,7 @@ describe('GET /api/v2/role', () => {
 });
 
 describe('GET /api/v1/user/me', () => {
-  const ME_KEYS = ['email', 'id', 'name', 'org', 'org_id', 'roles'];
+  const ME_KEYS = ['email', 'id', 'name', 'org', 'org_id', 'organization', 'roles', 'username'];
 
   it('describes the bootstrap admin', async () => {
     const res = await t.request('GET', '/api/v1/user/me');
@@ -81,8 +82,10 @@ describe('GET /api/v1/user/me', () => {
       id: expect.any(String),
       name: 'Administrator',
       email: 'admin@edgewatch.local',
+      username: 'admin@edgewatch.local',
       org_id: expect.any(String),
       org: { id: res.body.org_id, name: 'Root organization' },
+      organization: { id: res.body.org_id, name: 'Root organization' },
       roles: [{ id: 'admin', name: 'Admin' }],
     });
     const orgs = await t.request('GET', '/api/v2/org');
@@ -98,8 +101,10 @@ describe('GET /api/v1/user/me', () => {
     expect(res.body).toMatchObject({
       id: user.id,
       email: user.email,
+      username: user.email,
       org_id: org.body.id,
       org: { id: org.body.id, name: 'Branch office' },
+      organization: { id: org.body.id, name: 'Branch office' },
     });
     expect(typeof res.body.name).toBe('string');
     expect([...res.body.roles].sort((a: Role, b: Role) => a.id.localeCompare(b.id))).toEqual([

@@ -40,7 +40,17 @@ const bodyCases = (base: Record<string, unknown>): Case[] => [
   ['url is decimal private literal', { body: { ...base, url: 'https://167772161/' } }, 422],
   ['url is link-local', { body: { ...base, url: 'https://169.254.169.254/' } }, 422],
   ['extra field', { body: { ...base, colour: 'blue' } }, 400],
-  ['headers under the response name', { body: { ...base, headers: { 'X-A': '1' } } }, 400],
+  [
+    'Header and its alias headers at once',
+    { body: { ...base, Header: { 'X-A': '1' }, headers: { 'X-A': '1' } } },
+    400,
+  ],
+  [
+    'headers (the alias) breaking the header rules',
+    { body: { ...base, headers: { Host: 'evil.example' } } },
+    400,
+  ],
+  ['headers (the alias) is an array', { body: { ...base, headers: ['X-A'] } }, 400],
   ['Header is an array', { body: { ...base, Header: ['X-A'] } }, 400],
   ['Header value is a number', { body: { ...base, Header: { 'X-A': 1 } } }, 400],
   ['four headers', { body: { ...base, Header: { a: '1', b: '2', c: '3', d: '4' } } }, 400],

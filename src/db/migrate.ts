@@ -5,6 +5,7 @@ import * as webhooks from './migrations/0002_webhooks.js';
 import * as alerts from './migrations/0003_alerts.js';
 import * as subscriptionsVersion from './migrations/0004_subscriptions_version.js';
 import * as loginAttemptsAt from './migrations/0005_login_attempts_at.js';
+import * as alertVocabulary from './migrations/0006_alert_vocabulary.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0003_alerts': alerts,
   '0004_subscriptions_version': subscriptionsVersion,
   '0005_login_attempts_at': loginAttemptsAt,
+  '0006_alert_vocabulary': alertVocabulary,
 };
 
 export interface MigrationReport {

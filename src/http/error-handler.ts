@@ -125,7 +125,8 @@ export function renderError(error: AppError, reply: FastifyReply): FastifyReply 
     message: error.message,
     ...(error.details === undefined ? {} : { details: error.details }),
   };
-  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(body);
+  // A string payload is sent as typed: the framework would append a charset to an object's JSON type.
+  return reply.code(error.statusCode).type('application/json').send(JSON.stringify(body));
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -15,5 +15,5 @@ export function sendSerializedOnce(reply: FastifyReply, value: object): FastifyR
     json = reply.serialize(value);
     serialized.set(value, json);
   }
-  return reply.type('application/json; charset=utf-8').send(json);
+  return reply.type('application/json').send(json);
 }

@@ -1,22 +1,12 @@
+import type { NotificationBody } from '../receiver/index.js';
 import type { NotificationType, ResourceKind } from './types.js';
 
 /**
- * The body of every notification, the same shape for all seven types (docs/notifications.md).
- * `previous_state` / `current_state` carry a state name for state types and a value (an address,
- * a version, an expiry date) for the others.
+ * The body of every notification, the same shape for all seven types (docs/notifications.md), as the
+ * receiver kit publishes it. `previous_state` / `current_state` carry a state name for state types and a
+ * value (an address, a version, an expiry date) for the others.
  */
-export interface NotificationPayload {
-  id: string;
-  type: NotificationType;
-  occurred_at: string;
-  organization: { id: string; name: string };
-  resource: { kind: ResourceKind; id: string; name: string };
-  previous_state: string | null;
-  current_state: string;
-  alert: { id: string; name: string } | null;
-  message: string;
-  test: boolean;
-}
+export type NotificationPayload = NotificationBody;
 
 interface SampleFacts {
   resource: { kind: ResourceKind; id: string; name: string };
@@ -38,8 +28,8 @@ const SAMPLES: Record<NotificationType, SampleFacts> = {
   TUNNEL_STATE_CHANGE: {
     resource: { kind: 'tunnel', id: 'sample-tunnel-1', name: 'edge-node-01/uplink' },
     previous: 'CONNECTED',
-    current: 'DISCONNECTED',
-    message: 'Tunnel edge-node-01/uplink is DISCONNECTED (was CONNECTED).',
+    current: 'TERMINATED',
+    message: 'Tunnel edge-node-01/uplink is TERMINATED (was CONNECTED).',
   },
   SERVICE_STATE_CHANGE: {
     resource: { kind: 'service', id: 'sample-service-1', name: 'edge-node-01/metrics-agent' },

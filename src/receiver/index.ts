@@ -5,6 +5,36 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+/**
+ * The seven notification types and the conditions of each: the values of an alert's `alert_me`, and what
+ * a notification's `current_state` reports for the state types. edgewatch itself reads them from here.
+ */
+export const NOTIFICATION_CONDITIONS = {
+  NODE_STATE_CHANGE: ['ALIVE', 'UNREACHABLE'],
+  TUNNEL_STATE_CHANGE: ['CONNECTED', 'TERMINATED'],
+  SERVICE_STATE_CHANGE: ['HEALTHY', 'UNHEALTHY', 'TERMINATED'],
+  NODE_IP_CHANGE: ['PRIVATE_IP', 'PUBLIC_IP'],
+  CERT_EXPIRY: ['80', '100'],
+  HEADLESS_EXPIRY: ['80', '100'],
+  NODE_UPGRADE: ['ENABLED', 'DISABLED', 'SUCCESSFUL', 'FAILED'],
+} as const;
+
+export type NotificationType = keyof typeof NOTIFICATION_CONDITIONS;
+
+/** The body of every notification (docs/notifications.md), the same shape for all seven types. */
+export interface NotificationBody {
+  id: string;
+  type: NotificationType;
+  occurred_at: string;
+  organization: { id: string; name: string };
+  resource: { kind: 'node' | 'tunnel' | 'service'; id: string; name: string };
+  previous_state: string | null;
+  current_state: string;
+  alert: { id: string; name: string } | null;
+  message: string;
+  test: boolean;
+}
+
 /** lower-hex HMAC-SHA256(secret, timestamp + "." + payload): the construction for both uses. */
 export function hmacHex(secret: string, timestamp: string, payload: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex');

@@ -6,6 +6,7 @@ const ERROR_KEYS = ['statusCode', 'errorCode', 'message', 'details'];
 /** The contract's error answer: the status, `{statusCode, errorCode, message, details?}` and nothing more. */
 export function expectError(res: TestResponse, status: number, errorCode: string): void {
   expect(res.status, res.text).toBe(status);
+  expect(res.headers['content-type']).toBe('application/json');
   expect(res.body).toMatchObject({ statusCode: status, errorCode });
   expect(typeof res.body.message).toBe('string');
   expect(res.body.message.length).toBeGreaterThan(5);

@@ -1,5 +1,7 @@
 import type { AlertsTable, Executor } from '../../db/types.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
+import { paginate } from '../../db/paginate.js';
 
 export type AlertRow = AlertsTable;
 
@@ -26,8 +28,12 @@ function viewQuery(db: Executor, userId: string) {
     .where('alerts.user_id', '=', userId);
 }
 
-export async function listOwnAlerts(db: Executor, userId: string): Promise<AlertView[]> {
-  return viewQuery(db, userId).orderBy('alerts.created_at').orderBy('alerts.id').execute();
+export async function listOwnAlerts(
+  db: Executor,
+  userId: string,
+  page: PageRequest,
+): Promise<Page<AlertView>> {
+  return paginate(db, viewQuery(db, userId).orderBy('alerts.created_at').orderBy('alerts.id'), page);
 }
 
 export async function findOwnAlert(db: Executor, id: string, userId: string): Promise<AlertView | undefined> {

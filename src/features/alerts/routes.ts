@@ -1,8 +1,9 @@
-import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
 import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
 import { IdParams, responses, SuccessMessage } from '../../http/schemas.js';
+import { listSchema, pageRequest } from '../../http/lists.js';
+import { acceptClientChannelForms } from './client-habits.js';
 import { Alert, CreateAlertBody, EditAlertBody } from './schemas.js';
 import { createAlert, deleteAlert, editAlert, getAlert, listAlerts } from './service.js';
 
@@ -22,6 +23,7 @@ export async function alertRoutes(app: App): Promise<void> {
         body: CreateAlertBody,
         response: responses({ 201: Alert }, [400, 401, 403, 404, 413, 415, 422]),
       },
+      preValidation: acceptClientChannelForms,
     },
     async (request, reply) => reply.code(201).send(await createAlert(contextOf(request), request.body)),
   );
@@ -32,11 +34,12 @@ export async function alertRoutes(app: App): Promise<void> {
       config: { permission: 'alerts:read' },
       schema: {
         tags,
-        summary: "The caller's alerts, oldest first",
-        response: responses({ 200: Type.Object({ results: Type.Array(Alert) }) }, [401, 403]),
+        summary: "The caller's alerts",
+        ...listSchema({ item: Alert, order: 'oldest first (creation time, then id)' }),
       },
     },
-    async (request, reply) => sendSerializedOnce(reply, await listAlerts(contextOf(request))),
+    async (request, reply) =>
+      sendSerializedOnce(reply, await listAlerts(contextOf(request), pageRequest(request.query))),
   );
 
   app.get(
@@ -64,6 +67,7 @@ export async function alertRoutes(app: App): Promise<void> {
         body: EditAlertBody,
         response: responses({ 200: Alert }, [400, 401, 403, 404, 413, 415, 422]),
       },
+      preValidation: acceptClientChannelForms,
     },
     async (request) => editAlert(contextOf(request), request.params.id, request.body),
   );

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../../http/errors.js';
-import { TYPE_INFO, type NotificationType } from '../../notifications/types.js';
+import { allConditions, TYPE_INFO, type NotificationType } from '../../notifications/types.js';
 
 export const MAX_DURATION_MINUTES = 10_080; // one week
 
@@ -12,45 +12,45 @@ export interface SettingsInput {
 
 export interface NormalizedSettings {
   orgId: string;
-  alertMe: string | null;
+  alertMe: string;
   durationMinutes: number | null;
   includeChild: boolean;
 }
 
-/** Contract §4 rules for one type; problems are listed per field so one answer fixes them all. */
+/** The conditions asked for, in the type's order without repeats; or what is wrong with them. */
+function normalizeAlertMe(type: NotificationType, alertMe: string | undefined): string | ErrorDetail {
+  const known = TYPE_INFO[type].conditions;
+  if (alertMe === undefined) return allConditions(type);
+  const asked = alertMe.split(',').map((condition) => condition.trim());
+  const field = 'settings.alert_me';
+  if (asked.includes('')) {
+    return {
+      field,
+      message: `has an empty entry; list one or more of ${known.join(', ')}, or leave it out for all of them`,
+    };
+  }
+  const unknown = [...new Set(asked.filter((condition) => !known.includes(condition)))];
+  if (unknown.length > 0) {
+    return {
+      field,
+      message: `has unknown condition(s) ${unknown.map((c) => `"${c}"`).join(', ')}; ${type} knows ${known.join(', ')}`,
+    };
+  }
+  return known.filter((condition) => asked.includes(condition)).join(',');
+}
+
+/**
+ * Contract §4 rules for one type; problems are listed per field so one answer fixes them all.
+ * `alert_me` defaults to every condition of the type. `duration` is kept only by the types that use
+ * it: the published client sends it with every type, so the others accept it and drop it.
+ */
 export function normalizeSettings(
   type: NotificationType,
   settings: SettingsInput,
 ): { ok: true; value: NormalizedSettings } | { ok: false; problems: ErrorDetail[] } {
-  const info = TYPE_INFO[type];
-  const problems: ErrorDetail[] = [];
-  let alertMe: string | null = null;
-  if (info.states.length === 0) {
-    if (settings.alert_me !== undefined) {
-      problems.push({ field: 'settings.alert_me', message: `is not used by ${type}; leave it out` });
-    }
-  } else if (settings.alert_me === undefined || settings.alert_me.trim() === '') {
-    problems.push({
-      field: 'settings.alert_me',
-      message: `is required for ${type}: one or more of ${info.states.join(', ')}`,
-    });
-  } else {
-    const states = [...new Set(settings.alert_me.split(',').map((state) => state.trim()))];
-    const unknown = states.filter((state) => !info.states.includes(state));
-    if (unknown.length > 0) {
-      problems.push({
-        field: 'settings.alert_me',
-        message: `has unknown state(s) ${unknown.map((s) => `"${s}"`).join(', ')}; ${type} knows ${info.states.join(', ')}`,
-      });
-    }
-    alertMe = info.states.filter((state) => states.includes(state)).join(',');
-  }
-  let durationMinutes: number | null = null;
-  if (info.takesDuration) durationMinutes = settings.duration ?? 0;
-  else if (settings.duration !== undefined) {
-    problems.push({ field: 'settings.duration', message: `is not used by ${type}; leave it out` });
-  }
-  if (problems.length > 0) return { ok: false, problems };
+  const alertMe = normalizeAlertMe(type, settings.alert_me);
+  if (typeof alertMe !== 'string') return { ok: false, problems: [alertMe] };
+  const durationMinutes = TYPE_INFO[type].takesDuration ? (settings.duration ?? 0) : null;
   const includeChild =
     settings.include_child === undefined
       ? true

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+import { NOTIFICATION_TYPES, TYPE_INFO } from '../../notifications/types.js';
 import { MAX_DURATION_MINUTES } from './rules.js';
 
 const AlertName = Type.String({ minLength: 1, maxLength: 128 });
@@ -22,9 +22,10 @@ const settingsFields = {
       minLength: 1,
       maxLength: 256,
       description:
-        'Comma-separated states that trigger the alert. Required for the state types: NODE_STATE_CHANGE ' +
-        '(ALIVE, UNREACHABLE), TUNNEL_STATE_CHANGE (CONNECTED, DISCONNECTED), SERVICE_STATE_CHANGE ' +
-        '(HEALTHY, UNHEALTHY); refused for the others.',
+        'Comma-separated conditions that notify. ' +
+        NOTIFICATION_TYPES.map((type) => `${type}: ${TYPE_INFO[type].conditions.join(', ')}`).join('; ') +
+        ". Optional: omitted means all of the type's conditions. Answers give the normalized list (the " +
+        "type's order, no repeats); an unknown condition → 400 naming the valid ones.",
     }),
   ),
   duration: Type.Optional(
@@ -32,8 +33,9 @@ const settingsFields = {
       minimum: 0,
       maximum: MAX_DURATION_MINUTES,
       description:
-        'Minutes the condition must hold (0 to 10080). Only for NODE_STATE_CHANGE, TUNNEL_STATE_CHANGE, ' +
-        'SERVICE_STATE_CHANGE and NODE_IP_CHANGE; defaults to 0. Returned as a string.',
+        'Minutes the condition must hold (0 to 10080; default 0), for NODE_STATE_CHANGE, TUNNEL_STATE_CHANGE, ' +
+        'SERVICE_STATE_CHANGE and NODE_IP_CHANGE; returned as a string. The other types accept it (the ' +
+        'published client sends it with every type) and ignore it: not stored, not returned.',
     }),
   ),
   include_child: Type.Optional(
@@ -56,12 +58,12 @@ const EditSettings = Type.Object(
 );
 
 const ChannelType = Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
-  description: 'Lower case in requests; email when omitted.',
+  description: 'email or webhook, in any case (WEBHOOK works); null or omitted means email.',
 });
 const ChannelId = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: 'Id of one of your enabled webhooks; only with channel_type webhook.',
+  description: 'Id of one of your enabled webhooks; only with channel_type webhook. null means absent.',
 });
 
 export const CreateAlertBody = Type.Object(
@@ -88,15 +90,15 @@ export const EditAlertBody = Type.Object(
     channel_type: Type.Optional(
       Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
         description:
-          'Lower case. When omitted: webhook if channel_id is given, else the current channel. webhook ' +
-          "without channel_id keeps the alert's current webhook.",
+          'email or webhook, in any case. When omitted (or null): webhook if channel_id is given, else the ' +
+          "current channel. webhook without channel_id keeps the alert's current webhook.",
       }),
     ),
     channel_id: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 64,
-        description: 'Id of one of your webhooks; never with channel_type email.',
+        description: 'Id of one of your webhooks; never with channel_type email. null means absent.',
       }),
     ),
   },
@@ -126,8 +128,8 @@ export const Alert = Type.Object({
   type: Type.String(),
   settings: Type.Object({
     org_id: Type.String(),
-    alert_me: Type.Optional(Type.String()),
-    duration: Type.Optional(Type.String()),
+    alert_me: Type.String({ description: "The conditions that notify, in the type's order." }),
+    duration: Type.Optional(Type.String({ description: 'Only for the four types that use it.' })),
     include_child: Type.String({ description: '"true" or "false".' }),
   }),
   id: Type.String(),

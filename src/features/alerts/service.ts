@@ -1,8 +1,9 @@
 import type { ServiceContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { badRequest, notFound, unprocessable } from '../../http/errors.js';
+import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
-import { TYPE_INFO, type NotificationType } from '../../notifications/types.js';
+import { allConditions, TYPE_INFO, type NotificationType } from '../../notifications/types.js';
 import { isInSubtree } from '../orgs/repo.js';
 import { findOwnWebhook } from '../webhooks/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
@@ -204,7 +205,7 @@ function present(row: repo.AlertView) {
     type: row.type,
     settings: {
       org_id: row.org_id,
-      ...(row.alert_me === null ? {} : { alert_me: row.alert_me }),
+      alert_me: row.alert_me ?? allConditions(row.type as NotificationType),
       ...(row.duration_minutes === null ? {} : { duration: String(row.duration_minutes) }),
       include_child: row.include_child === 1 ? 'true' : 'false',
     },
@@ -222,10 +223,13 @@ function present(row: repo.AlertView) {
 
 export type AlertResponse = ReturnType<typeof present>;
 
-export async function listAlerts(ctx: ServiceContext): Promise<{ results: AlertResponse[] }> {
-  return cachedSubscriptionList(ctx, 'alerts', async () => ({
-    results: (await repo.listOwnAlerts(ctx.db, ctx.actor.userId)).map(present),
-  }));
+export async function listAlerts(ctx: ServiceContext, page: PageRequest): Promise<Page<AlertResponse>> {
+  return cachedSubscriptionList(
+    ctx,
+    'alerts',
+    async () => mapPage(await repo.listOwnAlerts(ctx.db, ctx.actor.userId, page), present),
+    page,
+  );
 }
 
 async function readOwnAlert(db: Executor, id: string, userId: string): Promise<AlertResponse> {

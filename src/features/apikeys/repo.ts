@@ -1,3 +1,5 @@
+import { paginate } from '../../db/paginate.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 import type { Executor } from '../../db/types.js';
 
 export interface ApiKeyRow {
@@ -33,15 +35,19 @@ export async function findActiveKeyOwner(db: Executor, keyHash: string) {
     .executeTakeFirst();
 }
 
-export async function listActiveKeys(db: Executor, userId: string): Promise<ApiKeyRow[]> {
-  return db
+export async function listActiveKeys(
+  db: Executor,
+  userId: string,
+  page: PageRequest,
+): Promise<Page<ApiKeyRow>> {
+  const query = db
     .selectFrom('api_keys')
     .select(['id', 'user_id', 'name', 'prefix', 'created_at'])
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+    .orderBy('id');
+  return paginate(db, query, page);
 }
 
 /**

@@ -3,6 +3,7 @@ import { contextOf } from '../../http/auth.js';
 import { isoUtc } from '../../lib/clock.js';
 import type { App } from '../../http/types.js';
 import { IdParams, responses, SuccessMessage } from '../../http/schemas.js';
+import { listSchema, mapPage, pageRequest } from '../../http/lists.js';
 import { createOwnApiKey, listOwnApiKeys, revokeOwnApiKey } from './service.js';
 
 const ApiKeyInfo = Type.Object({
@@ -51,12 +52,12 @@ export async function apiKeyRoutes(app: App): Promise<void> {
       schema: {
         tags: ['apikeys'],
         summary: "List the caller's active API keys (without the keys themselves)",
-        response: responses({ 200: Type.Object({ results: Type.Array(ApiKeyInfo) }) }, [401, 403]),
+        ...listSchema({ item: ApiKeyInfo, order: 'oldest first' }),
       },
     },
     async (request) => {
-      const keys = await listOwnApiKeys(contextOf(request));
-      return { results: keys.map((key) => ({ ...key, created_at: isoUtc(key.created_at) })) };
+      const keys = await listOwnApiKeys(contextOf(request), pageRequest(request.query));
+      return mapPage(keys, (key) => ({ ...key, created_at: isoUtc(key.created_at) }));
     },
   );
 

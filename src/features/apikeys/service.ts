@@ -2,6 +2,7 @@ import type { Actor, AppContext, ServiceContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notFound } from '../../http/errors.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 import { permissionsOf } from '../roles/catalog.js';
 import { roleIdsOf } from '../users/repo.js';
 import { fromKey, generateApiKey, hashApiKey } from './key-material.js';
@@ -56,8 +57,8 @@ export async function createOwnApiKey(ctx: ServiceContext, name: string | undefi
   return issueApiKey(ctx.db, ctx.clock.now(), ctx.actor.userId, name ?? 'API key');
 }
 
-export async function listOwnApiKeys(ctx: ServiceContext): Promise<repo.ApiKeyRow[]> {
-  return repo.listActiveKeys(ctx.db, ctx.actor.userId);
+export async function listOwnApiKeys(ctx: ServiceContext, page: PageRequest): Promise<Page<repo.ApiKeyRow>> {
+  return repo.listActiveKeys(ctx.db, ctx.actor.userId, page);
 }
 
 export async function revokeOwnApiKey(ctx: ServiceContext, id: string): Promise<void> {

@@ -1,4 +1,6 @@
+import { paginate } from '../../db/paginate.js';
 import type { Executor, OrganizationsTable } from '../../db/types.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 
 export type OrgRow = OrganizationsTable;
 
@@ -18,9 +20,9 @@ export async function countOrgs(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-/** The organization and every organization below it, root first then by creation. */
-export async function listSubtree(db: Executor, rootId: string): Promise<OrgRow[]> {
-  return db
+/** A page of the organization and every organization below it, by creation (so the root comes first). */
+export async function listSubtree(db: Executor, rootId: string, page: PageRequest): Promise<Page<OrgRow>> {
+  const query = db
     .withRecursive('subtree(id)', (qb) =>
       qb
         .selectFrom('organizations')
@@ -37,8 +39,8 @@ export async function listSubtree(db: Executor, rootId: string): Promise<OrgRow[
     .innerJoin('subtree', 'subtree.id', 'organizations.id')
     .selectAll('organizations')
     .orderBy('organizations.created_at')
-    .orderBy('organizations.id')
-    .execute();
+    .orderBy('organizations.id');
+  return paginate(db, query, page);
 }
 
 /** Whether `orgId` is `ancestorId` or below it: walks up from `orgId`, which is short in a shallow tree. */

@@ -3,6 +3,8 @@ import { contextOf } from '../../http/auth.js';
 import { isoUtc } from '../../lib/clock.js';
 import type { App } from '../../http/types.js';
 import { IdParams, responses } from '../../http/schemas.js';
+import { aliasDescription, foldAlias } from '../../http/aliases.js';
+import { listSchema, mapPage, pageRequest } from '../../http/lists.js';
 import type { OrgRow } from './repo.js';
 import { createOrg, getVisibleOrg, listVisibleOrgs } from './service.js';
 
@@ -11,6 +13,12 @@ const Org = Type.Object({
   name: Type.String(),
   parent_id: Type.Union([Type.String(), Type.Null()], { description: 'null for the root organization.' }),
   created_at: Type.String({ description: 'ISO 8601, UTC.' }),
+});
+
+const ParentId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "The caller's organization or one below it; defaults to the caller's.",
 });
 
 const present = (org: OrgRow) => ({ ...org, created_at: isoUtc(org.created_at) });
@@ -26,21 +34,18 @@ export async function orgRoutes(app: App): Promise<void> {
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 128 }),
-            parent_id: Type.Optional(
-              Type.String({
-                minLength: 1,
-                maxLength: 64,
-                description: "The caller's organization or one below it; defaults to the caller's.",
-              }),
-            ),
+            parent_id: Type.Optional(ParentId),
+            create_under: Type.Optional({ ...ParentId, description: aliasDescription('parent_id') }),
           },
           { additionalProperties: false },
         ),
         response: responses({ 201: Org }, [400, 401, 403, 404, 413, 415]),
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(present(await createOrg(contextOf(request), request.body))),
+    async (request, reply) => {
+      const input = foldAlias(request.body, 'parent_id', 'create_under');
+      return reply.code(201).send(present(await createOrg(contextOf(request), input)));
+    },
   );
 
   app.get(
@@ -50,10 +55,11 @@ export async function orgRoutes(app: App): Promise<void> {
       schema: {
         tags: ['organizations'],
         summary: "The caller's organization and every organization below it",
-        response: responses({ 200: Type.Object({ results: Type.Array(Org) }) }, [401, 403]),
+        ...listSchema({ item: Org, order: "by creation time, so the caller's own organization comes first" }),
       },
     },
-    async (request) => ({ results: (await listVisibleOrgs(contextOf(request))).map(present) }),
+    async (request) =>
+      mapPage(await listVisibleOrgs(contextOf(request), pageRequest(request.query)), present),
   );
 
   app.get(

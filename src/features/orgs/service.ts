@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
 import * as repo from './repo.js';
 
@@ -12,8 +13,8 @@ export async function createOrg(ctx: ServiceContext, input: { name: string; pare
   return org;
 }
 
-export async function listVisibleOrgs(ctx: ServiceContext): Promise<repo.OrgRow[]> {
-  return repo.listSubtree(ctx.db, ctx.actor.orgId);
+export async function listVisibleOrgs(ctx: ServiceContext, page: PageRequest): Promise<Page<repo.OrgRow>> {
+  return repo.listSubtree(ctx.db, ctx.actor.orgId, page);
 }
 
 export async function getVisibleOrg(ctx: ServiceContext, id: string): Promise<repo.OrgRow> {

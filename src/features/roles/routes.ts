@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
-import { responses } from '../../http/schemas.js';
+import { listSchema, pageOf, pageRequest } from '../../http/lists.js';
 import { ROLES } from './catalog.js';
 
 const Role = Type.Object({
@@ -10,7 +10,7 @@ const Role = Type.Object({
 });
 
 export async function roleRoutes(app: App): Promise<void> {
-  const body = { results: ROLES.map((role) => ({ ...role, permissions: [...role.permissions] })) };
+  const roles = ROLES.map((role) => ({ ...role, permissions: [...role.permissions] }));
   app.get(
     '/api/v2/role',
     {
@@ -18,9 +18,9 @@ export async function roleRoutes(app: App): Promise<void> {
       schema: {
         tags: ['roles'],
         summary: 'List the built-in roles',
-        response: responses({ 200: Type.Object({ results: Type.Array(Role) }) }, [401, 403]),
+        ...listSchema({ item: Role, order: 'Admin, Operator, Read Only (from most to least allowed)' }),
       },
     },
-    () => body,
+    (request) => pageOf(roles, pageRequest(request.query)),
   );
 }

@@ -2,9 +2,16 @@ import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
 import type { App } from '../../http/types.js';
 import { responses } from '../../http/schemas.js';
+import { aliasDescription, foldAlias } from '../../http/aliases.js';
 import { createUser, describeMe, verifyEmail } from './service.js';
 
 const RoleRef = Type.Object({ id: Type.String(), name: Type.String() });
+
+const OrgId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "Organization of the new user: the caller's or one below it. Defaults to the caller's.",
+});
 
 const NewUserBody = Type.Object(
   {
@@ -20,25 +27,24 @@ const NewUserBody = Type.Object(
       maxItems: 16,
       description: 'Role ids from GET /api/v2/role.',
     }),
-    org_id: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        description: "Organization of the new user: the caller's or one below it. Defaults to the caller's.",
-      }),
-    ),
+    org_id: Type.Optional(OrgId),
+    create_under: Type.Optional({ ...OrgId, description: aliasDescription('org_id') }),
   },
   { additionalProperties: false },
 );
 
 const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), roles: Type.Array(RoleRef) });
 
+const OrgRef = Type.Object({ id: Type.String(), name: Type.String() });
+
 const Me = Type.Object({
   id: Type.String(),
   name: Type.String(),
   email: Type.String(),
+  username: Type.String({ description: 'The e-mail address: the name the user logs in with.' }),
   org_id: Type.String(),
-  org: Type.Object({ id: Type.String(), name: Type.String() }),
+  org: OrgRef,
+  organization: { ...OrgRef, description: 'The same as org, under the name the published client reads.' },
   roles: Type.Array(RoleRef),
 });
 
@@ -57,7 +63,10 @@ export async function userRoutes(app: App): Promise<void> {
         response: responses({ 201: CreatedUser }, [400, 401, 403, 404, 409, 413, 415]),
       },
     },
-    async (request, reply) => reply.code(201).send(await createUser(contextOf(request), request.body)),
+    async (request, reply) => {
+      const input = foldAlias(request.body, 'org_id', 'create_under');
+      return reply.code(201).send(await createUser(contextOf(request), input));
+    },
   );
 
   app.get(
@@ -77,16 +86,24 @@ export async function userRoutes(app: App): Promise<void> {
     async (request) => verifyEmail(app.ctx, request.query.token),
   );
 
-  app.get(
-    '/api/v1/user/me',
-    {
-      config: { permission: 'profile:own' },
-      schema: {
-        tags: ['users'],
-        summary: 'The caller, with organization and roles',
-        response: responses({ 200: Me }, [401, 403]),
+  for (const [url, alias] of [
+    ['/api/v1/user/me', false],
+    ['/api/v1/user/current', true],
+  ] as const) {
+    app.get(
+      url,
+      {
+        config: { permission: 'profile:own' },
+        schema: {
+          tags: ['users'],
+          summary: 'The caller, with organization and roles',
+          ...(alias
+            ? { description: "The same answer as GET /api/v1/user/me, at the published client's path." }
+            : {}),
+          response: responses({ 200: Me }, [401, 403]),
+        },
       },
-    },
-    async (request) => describeMe(contextOf(request)),
-  );
+      async (request) => describeMe(contextOf(request)),
+    );
+  }
 }

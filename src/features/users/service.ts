@@ -147,8 +147,10 @@ export async function describeMe(ctx: ServiceContext) {
     id: ctx.actor.userId,
     name: ctx.actor.name,
     email: ctx.actor.email,
+    username: ctx.actor.email,
     org_id: org.id,
     org: { id: org.id, name: org.name },
+    organization: { id: org.id, name: org.name },
     roles: roleRefs(ctx.actor.roleIds),
   };
 }

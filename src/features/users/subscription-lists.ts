@@ -1,8 +1,9 @@
 import type { ServiceContext } from '../../context.js';
+import type { PageRequest } from '../../http/lists.js';
 import { subscriptionsVersion } from './repo.js';
 
 /**
- * A user's webhook or alert list, loaded once per change: the version read first is bumped in the
+ * A user's webhook list or a page of their alerts, loaded once per change: the version read first is bumped in the
  * same transaction as every change to those lists, so the cached copy is never older than the last
  * committed change, in this process or another. Read before loading, a concurrent change can only
  * make the cached copy newer than its version, never older.
@@ -11,9 +12,10 @@ export async function cachedSubscriptionList<T>(
   ctx: ServiceContext,
   kind: 'webhooks' | 'alerts',
   load: () => Promise<T>,
+  page?: PageRequest,
 ): Promise<T> {
   const version = await subscriptionsVersion(ctx.db, ctx.actor.userId);
-  const key = `${kind}:${ctx.actor.userId}`;
+  const key = `${kind}:${ctx.actor.userId}${page === undefined ? '' : `:${page.page}:${page.size}`}`;
   const cached = ctx.listCache.get<T>(key, version);
   if (cached !== undefined) return cached;
   const value = await load();

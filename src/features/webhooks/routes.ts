@@ -3,6 +3,7 @@ import { contextOf } from '../../http/auth.js';
 import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
 import { IdParams, responses } from '../../http/schemas.js';
+import { foldAlias } from '../../http/aliases.js';
 import * as schemas from './schemas.js';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './service.js';
 import { testWebhook } from './test-send.js';
@@ -23,7 +24,10 @@ export async function webhookRoutes(app: App): Promise<void> {
         response: responses({ 201: schemas.WebhookWithSecret }, [400, 401, 403, 413, 415, 422]),
       },
     },
-    async (request, reply) => reply.code(201).send(await createWebhook(contextOf(request), request.body)),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await createWebhook(contextOf(request), foldAlias(request.body, 'Header', 'headers'))),
   );
 
   app.post(
@@ -57,21 +61,31 @@ export async function webhookRoutes(app: App): Promise<void> {
         response: responses({ 200: schemas.WebhookWithSecret }, [400, 401, 403, 404, 413, 415, 422]),
       },
     },
-    async (request) => updateWebhook(contextOf(request), request.params.id, request.body),
+    async (request) =>
+      updateWebhook(contextOf(request), request.params.id, foldAlias(request.body, 'Header', 'headers')),
   );
 
-  app.get(
-    '/api/v2/webhook',
-    {
-      config: { permission: 'webhooks:read' },
-      schema: {
-        tags,
-        summary: "The caller's webhooks (a JSON array, oldest first)",
-        response: responses({ 200: Type.Array(schemas.Webhook) }, [401, 403]),
+  // The reference's path, then the published client's.
+  for (const [url, alias] of [
+    ['/api/v2/webhook', false],
+    ['/api/v1/webhook', true],
+  ] as const) {
+    app.get(
+      url,
+      {
+        config: { permission: 'webhooks:read' },
+        schema: {
+          tags,
+          summary: "The caller's webhooks (a JSON array, oldest first)",
+          description: alias
+            ? 'The same list as GET /api/v2/webhook, at the path the published client uses.'
+            : 'A bare JSON array, as the reference has it (not paged: a user has at most MAX_WEBHOOKS_PER_USER).',
+          response: responses({ 200: Type.Array(schemas.Webhook) }, [401, 403]),
+        },
       },
-    },
-    async (request, reply) => sendSerializedOnce(reply, await listWebhooks(contextOf(request))),
-  );
+      async (request, reply) => sendSerializedOnce(reply, await listWebhooks(contextOf(request))),
+    );
+  }
 
   app.get(
     '/api/v1/webhook/:id',
@@ -106,19 +120,29 @@ export async function webhookRoutes(app: App): Promise<void> {
     async (request) => testWebhook(contextOf(request), request.params.id, request.body.alert_type),
   );
 
-  app.delete(
-    '/api/v1/user/webhook/:id',
-    {
-      config: { permission: 'webhooks:write' },
-      schema: {
-        tags,
-        summary: 'Remove a webhook',
-        description: 'Used by alerts and no force=true → 409, nothing removed.',
-        params: IdParams,
-        querystring: schemas.DeleteQuery,
-        response: responses({ 200: schemas.DeleteAnswer }, [400, 401, 403, 404, 409]),
+  for (const [url, alias] of [
+    ['/api/v1/user/webhook/:id', false],
+    ['/api/v1/webhook/:id', true],
+  ] as const) {
+    app.delete(
+      url,
+      {
+        config: { permission: 'webhooks:write' },
+        schema: {
+          tags,
+          summary: 'Remove a webhook',
+          description:
+            'Used by alerts and no force=true → 409, nothing removed. With force=true the alerts using it are ' +
+            'removed too, in the same transaction, and listed in removed_alert_ids.' +
+            (alias
+              ? " The same operation as DELETE /api/v1/user/webhook/{id}, at the published client's path."
+              : ''),
+          params: IdParams,
+          querystring: schemas.DeleteQuery,
+          response: responses({ 200: schemas.DeleteAnswer }, [400, 401, 403, 404, 409]),
+        },
       },
-    },
-    async (request) => deleteWebhook(contextOf(request), request.params.id, request.query.force === 'true'),
-  );
+      async (request) => deleteWebhook(contextOf(request), request.params.id, request.query.force === 'true'),
+    );
+  }
 }

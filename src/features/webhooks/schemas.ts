@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { aliasDescription } from '../../http/aliases.js';
 import { NOTIFICATION_TYPES } from '../../notifications/types.js';
 
 const StringMap = (description: string, maxProperties: number, valueMax: number) =>
@@ -38,12 +39,15 @@ const fields = {
   }),
 };
 
+const headersAlias = { ...fields.Header, description: aliasDescription('Header') };
+
 export const CreateWebhookBody = Type.Object(
   {
     name: fields.name,
     url: fields.url,
     metadata: Type.Optional(fields.metadata),
     Header: Type.Optional(fields.Header),
+    headers: Type.Optional(headersAlias),
     secret: Type.Optional(fields.secret),
   },
   { additionalProperties: false },
@@ -55,6 +59,7 @@ export const UpdateWebhookBody = Type.Object(
     url: Type.Optional(fields.url),
     metadata: Type.Optional(fields.metadata),
     Header: Type.Optional(fields.Header),
+    headers: Type.Optional(headersAlias),
     secret: Type.Optional(fields.secret),
   },
   {
