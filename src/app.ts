@@ -58,7 +58,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   app.decorate('ctx', ctx);
   app.decorateRequest('actor', undefined);
-  const metrics = createHttpMetrics();
+  const metrics = createHttpMetrics(ctx.metrics);
   const routeTable = new RouteTable();
 
   app.addHook('onRoute', (route) => {

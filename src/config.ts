@@ -16,6 +16,12 @@ export interface Config {
   maxWebhooksPerUser: number;
   maxWebhookAlertsPerUser: number;
   logLevel: string;
+  /** The workers' safety-net poll; enqueues wake idle workers at once. */
+  jobPollIntervalMs: number;
+  /** How long a claimed job is held before another worker may run it (a worker that died). */
+  jobLeaseMs: number;
+  /** How long a stopping worker lets running jobs finish before giving their leases back. */
+  shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -142,5 +148,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxWebhooksPerUser: integer(env, 'MAX_WEBHOOKS_PER_USER', 3, 0, 1000),
     maxWebhookAlertsPerUser: integer(env, 'MAX_WEBHOOK_ALERTS_PER_USER', 10, 0, 10000),
     logLevel,
+    jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 1, 3_600_000),
+    jobLeaseMs: integer(env, 'JOB_LEASE_MS', 30_000, 1, 86_400_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1, 3_600_000),
   };
 }

@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Db } from './db/types.js';
 import type { Clock } from './lib/clock.js';
+import type { JobMetrics } from './jobs/metrics.js';
+import type { JobQueue } from './jobs/queue.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ApiKeyCache } from './features/apikeys/key-cache.js';
 import type { Permission } from './features/roles/catalog.js';
@@ -17,6 +20,11 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   mailer: Mailer;
+  /** The one durable queue: every piece of background work is a job enqueued in its cause's transaction. */
+  jobs: JobQueue;
+  /** The process's Prometheus registry (served at /metrics by the API role). */
+  metrics: Registry;
+  jobMetrics: JobMetrics;
   apiKeyCache: ApiKeyCache;
   /** Seals webhook secrets at rest. */
   secretBox: SecretBox;

@@ -5,7 +5,10 @@ import { connectDatabase, type ConnectOptions } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ApiKeyCache } from './features/apikeys/key-cache.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { registerJobMetrics } from './jobs/metrics.js';
+import { JobQueue } from './jobs/queue.js';
 import { Mailer } from './mail/mailer.js';
+import { createRegistry } from './observability/metrics.js';
 import { loadSecretKey, SecretBox } from './lib/secret-box.js';
 import { VersionedCache } from './lib/versioned-cache.js';
 import { parseNetworks } from './net/addresses.js';
@@ -34,7 +37,9 @@ export async function openContext(
     throw error;
   }
   const clock = options.clock ?? systemClock;
-  const mailer = new Mailer({ db, clock, logger, smtpUrl: config.smtpUrl });
+  const jobs = new JobQueue(db, clock);
+  const mailer = new Mailer({ db, clock, logger, jobs, smtpUrl: config.smtpUrl });
+  const metrics = createRegistry();
   const webhookClient = new OutboundClient({
     allowedNetworks: config.webhookAllowedNetworks,
     userAgent: USER_AGENT,
@@ -48,6 +53,9 @@ export async function openContext(
     clock,
     logger,
     mailer,
+    jobs,
+    metrics,
+    jobMetrics: registerJobMetrics(metrics, db, clock),
     apiKeyCache: new ApiKeyCache(),
     secretBox: new SecretBox(loadSecretKey(config)),
     webhookClient,
@@ -57,7 +65,7 @@ export async function openContext(
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
-  await ctx.mailer.close();
+  ctx.mailer.close();
   await ctx.webhookClient.close();
   await ctx.db.destroy();
 }

@@ -3,28 +3,63 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { announceBootstrap, bootstrap } from './features/bootstrap/service.js';
 import type { App } from './http/types.js';
+import type { Worker } from './jobs/worker.js';
 import { closeContext, openContext } from './runtime.js';
+import { createWorker } from './worker.js';
+
+/** What one process runs: the API, the worker, or both (the default, and the only choice on SQLite). */
+export type Role = 'all' | 'api' | 'worker';
+export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 
 export interface RunningServer {
-  app: App;
-  address: string;
+  app: App | undefined;
+  address: string | undefined;
   close(): Promise<void>;
 }
 
-/** `edgewatch serve`: the API and the worker role (e-mail retries) in one process. */
-export async function serve(config: Config, logger: Logger): Promise<RunningServer> {
+export class RoleError extends Error {}
+
+/**
+ * `edgewatch serve`: the HTTP API and the job worker of one process. On the embedded SQLite database one
+ * process does both (its single writer is in that process); on PostgreSQL any number of `api` and `worker`
+ * processes share one database, and `api` processes only enqueue.
+ */
+export async function serve(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningServer> {
+  if (role !== 'all' && config.database.kind === 'sqlite') {
+    throw new RoleError(
+      `--role ${role} needs PostgreSQL: on the embedded SQLite database one process runs the API and the ` +
+        'worker together. Leave out --role, or set DATABASE_URL to a postgres:// URL.',
+    );
+  }
   const ctx = await openContext(config, logger);
   announceBootstrap(ctx, await bootstrap(ctx, { presetKey: config.bootstrapApiKey }));
-  const app = await buildApp(ctx);
-  ctx.mailer.start();
-  const address = await app.listen({ port: config.port, host: config.host });
+  let worker: Worker | undefined;
+  let app: App | undefined;
+  let address: string | undefined;
+  try {
+    if (role !== 'api') {
+      worker = createWorker(ctx);
+      await worker.start();
+    }
+    if (role !== 'worker') {
+      app = await buildApp(ctx);
+      address = await app.listen({ port: config.port, host: config.host });
+    }
+  } catch (error) {
+    await worker?.stop(config.shutdownTimeoutMs);
+    await closeContext(ctx);
+    throw error;
+  }
   let closing: Promise<void> | undefined;
   return {
     app,
     address,
     close() {
-      // Stop accepting, let in-flight requests finish, then release the database.
-      closing ??= app.close().then(() => closeContext(ctx));
+      // Stop accepting requests and let those in flight finish; stop claiming jobs and let running ones
+      // finish (up to the deadline, then their leases go back); then release the database.
+      closing ??= Promise.all([app?.close(), worker?.stop(config.shutdownTimeoutMs)]).then(() =>
+        closeContext(ctx),
+      );
       return closing;
     },
   };

@@ -30,6 +30,9 @@ describe('defaults', () => {
       maxWebhooksPerUser: 3,
       maxWebhookAlertsPerUser: 10,
       logLevel: 'info',
+      jobPollIntervalMs: 1_000,
+      jobLeaseMs: 30_000,
+      shutdownTimeoutMs: 10_000,
     });
   });
 
@@ -60,6 +63,9 @@ describe('valid values', () => {
       MAX_WEBHOOKS_PER_USER: '5',
       MAX_WEBHOOK_ALERTS_PER_USER: '0',
       LOG_LEVEL: 'debug',
+      JOB_POLL_INTERVAL_MS: '250',
+      JOB_LEASE_MS: '5000',
+      SHUTDOWN_TIMEOUT_MS: '1',
     });
     expect(config.port).toBe(3000);
     expect(config.host).toBe('127.0.0.1');
@@ -75,6 +81,9 @@ describe('valid values', () => {
     expect(config.maxWebhooksPerUser).toBe(5);
     expect(config.maxWebhookAlertsPerUser).toBe(0);
     expect(config.logLevel).toBe('debug');
+    expect(config.jobPollIntervalMs).toBe(250);
+    expect(config.jobLeaseMs).toBe(5000);
+    expect(config.shutdownTimeoutMs).toBe(1);
   });
 
   it('accepts a base64 secret key and a postgresql:// URL', () => {
@@ -122,6 +131,10 @@ describe('invalid values stop the start with a message naming the variable', () 
     { variable: 'SMTP_URL', value: 'http://x' },
     { variable: 'SMTP_URL', value: 'smtp://' },
     { variable: 'BOOTSTRAP_API_KEY', value: 'too-short' },
+    { variable: 'JOB_POLL_INTERVAL_MS', value: '0' },
+    { variable: 'JOB_POLL_INTERVAL_MS', value: 'soon' },
+    { variable: 'JOB_LEASE_MS', value: '-5' },
+    { variable: 'SHUTDOWN_TIMEOUT_MS', value: '1.5' },
   ];
 
   it.each(cases)('$variable=$value', ({ variable, value }) => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '../src/jobs/worker.js';
 import { Mailer } from '../src/mail/mailer.js';
 import { listOutbox } from '../src/mail/repo.js';
 import { ADMIN_KEY, latestVerificationToken, startTestApp, type TestApp } from './support/harness.js';
@@ -78,7 +79,7 @@ describe('with an SMTP server', () => {
     const second = await addUser(t);
     await sink.waitFor((mail) => mail.to.includes(first));
     await sink.waitFor((mail) => mail.to.includes(second));
-    await t.ctx.mailer.drain();
+    await t.jobsSettled();
     const toFirst = sink.messages.filter((mail) => mail.to.includes(first));
     expect(toFirst).toHaveLength(1);
     expect(toFirst[0]?.to).toEqual([first]);
@@ -112,7 +113,7 @@ describe('when the SMTP server is down', () => {
 
   it('still adds the user and keeps the e-mail pending with the error', async () => {
     const address = await addUser(t);
-    await t.ctx.mailer.drain();
+    await t.jobsSettled();
     const row = await outboxRow(t, address);
     expect(row.status).toBe('pending');
     expect(row.attempts).toBeGreaterThanOrEqual(1);
@@ -122,17 +123,32 @@ describe('when the SMTP server is down', () => {
 
   it('delivers the pending e-mail once a server answers, and marks it sent', async () => {
     const address = await addUser(t);
-    await t.ctx.mailer.drain();
+    await t.jobsSettled();
     const failed = await outboxRow(t, address);
     expect(failed.status).toBe('pending');
 
     // Another instance, a while later, with a working server, over the same database.
     const later = { now: () => Date.now() + 10 * 60_000 };
-    const recovered = new Mailer({ db: t.ctx.db, clock: later, logger: t.ctx.logger, smtpUrl: sink.url });
+    const recovered = new Mailer({
+      db: t.ctx.db,
+      clock: later,
+      logger: t.ctx.logger,
+      jobs: t.ctx.jobs,
+      smtpUrl: sink.url,
+    });
+    const worker = new Worker({
+      db: t.ctx.db,
+      queue: t.ctx.jobs,
+      clock: later,
+      logger: t.ctx.logger,
+      handlers: [recovered.sendJob()],
+      pollMs: 1_000,
+      leaseMs: 30_000,
+    });
     try {
-      expect(await recovered.drain()).toBeGreaterThanOrEqual(1);
+      expect(await worker.runDue()).toBeGreaterThanOrEqual(1);
     } finally {
-      await recovered.close();
+      recovered.close();
     }
     const email = await sink.waitFor((mail) => mail.to.includes(address));
     const row = await outboxRow(t, address);
@@ -152,7 +168,7 @@ describe('without SMTP_URL', () => {
 
   it('keeps the e-mail in the outbox as logged and writes the link to the log', async () => {
     const address = await addUser(t);
-    await t.ctx.mailer.drain();
+    await t.jobsSettled();
     const row = await outboxRow(t, address);
     expect(row).toMatchObject({ status: 'logged', attempts: 1 });
     const token = await latestVerificationToken(t.ctx, address);

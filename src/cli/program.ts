@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { connectDatabase } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -10,7 +10,11 @@ import { resendVerification } from '../features/users/service.js';
 import { AppError } from '../http/errors.js';
 import { createLogger } from '../observability/logger.js';
 import { closeContext, openContext } from '../runtime.js';
-import { serve } from '../server.js';
+import { countJobs, listDead, reviveDead } from '../jobs/repo.js';
+import { isoUtc } from '../lib/clock.js';
+import { SEND_EMAIL } from '../mail/mailer.js';
+import { RoleError, ROLES, serve, type Role } from '../server.js';
+import { createWorker } from '../worker.js';
 
 export interface CliIo {
   out(line: string): void;
@@ -53,25 +57,68 @@ export function buildProgram(io: CliIo = processIo): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
+  const runService = async (role: Role) => {
+    const cfg = config(io);
+    const logger = createLogger(cfg.logLevel);
+    const server = await serve(cfg, logger, role).catch((error: unknown) => {
+      throw error instanceof RoleError ? new CliError(error.message) : error;
+    });
+    const stop = (signal: string) => {
+      logger.info(`${signal} received: finishing in-flight requests and jobs, then stopping.`);
+      server.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  };
+
   program
     .command('serve')
     .description('Run the HTTP API and the background worker (configuration from the environment)')
+    .addOption(
+      new Option('--role <role>', 'api, worker, or both in one process (all); api and worker need PostgreSQL')
+        .choices(ROLES)
+        .default('all'),
+    )
+    .action((options: { role: Role }) => runService(options.role));
+
+  program
+    .command('worker')
+    .description('Run only the job worker (PostgreSQL; the same as serve --role worker)')
+    .action(() => runService('worker'));
+
+  const jobs = program
+    .command('jobs')
+    .description('Show the job queue: counts by kind and state, and the dead jobs')
     .action(async () => {
-      const cfg = config(io);
-      const logger = createLogger(cfg.logLevel);
-      const server = await serve(cfg, logger);
-      const stop = (signal: string) => {
-        logger.info(`${signal} received: finishing in-flight requests, then stopping.`);
-        server.close().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            logger.error({ err: error }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      await withContext(io, async (ctx) => {
+        const counts = await countJobs(ctx.db, ctx.clock.now());
+        if (counts.length === 0) io.out('No jobs.');
+        for (const row of counts) io.out(`${row.kind.padEnd(24)} ${row.state.padEnd(10)} ${row.count}`);
+        const dead = await listDead(ctx.db, 100);
+        if (dead.length > 0) io.out(`\nDead jobs (revive one with: edgewatch jobs retry <id>):`);
+        for (const job of dead) {
+          io.out(
+            `${job.id}  ${job.kind}  ${job.attempts} attempts  ${isoUtc(job.created_at)}  ${job.last_error ?? ''}`,
+          );
+        }
+      });
+    });
+
+  jobs
+    .command('retry <id>')
+    .description('Queue a dead job again, with a fresh count of attempts')
+    .action(async (id: string) => {
+      await withContext(io, async (ctx) => {
+        if (!(await reviveDead(ctx.db, id, ctx.clock.now())))
+          throw new CliError(`No dead job with the id ${id}.`);
+        io.out(`Job ${id} is queued again.`);
+      });
     });
 
   program
@@ -147,8 +194,8 @@ export function buildProgram(io: CliIo = processIo): Command {
           io.out(`No SMTP_URL is set: give ${sent.email} this link (works once, for 24 hours): ${sent.link}`);
           return;
         }
-        // Sent now when the SMTP server takes it; otherwise the running service retries from the outbox.
-        await ctx.mailer.drain();
+        // Sent now when the SMTP server takes it; otherwise the service's workers retry it.
+        await createWorker(ctx, [SEND_EMAIL]).runDue();
         io.out(`A new verification link is on its way to ${sent.email} (it works once, for 24 hours).`);
       });
     });

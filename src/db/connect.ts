@@ -2,7 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 import type { DatabaseTarget } from '../config.js';
 import { setBounded } from '../lib/bounded-map.js';
 import type { Database, Db, Executor } from './types.js';
@@ -74,7 +81,23 @@ export function connectDatabase(target: DatabaseTarget, options: ConnectOptions 
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
     types: { getTypeParser: typeParser },
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pgPools.set(db, pool);
+  return db;
+}
+
+const pgPools = new WeakMap<Executor, pg.Pool>();
+
+/**
+ * PostgreSQL: a connection of the database's own pool (same server, same schema) held apart from the
+ * query pool, for a session that must stay open (LISTEN). Undefined on SQLite. Release it when done.
+ */
+export async function dedicatedConnection(db: Db): Promise<pg.PoolClient | undefined> {
+  return pgPools.get(db)?.connect();
+}
+
+export function isPostgres(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** Unique-constraint violations of either driver, for turning races into 409s. */

@@ -6,6 +6,7 @@ import * as alerts from './migrations/0003_alerts.js';
 import * as subscriptionsVersion from './migrations/0004_subscriptions_version.js';
 import * as loginAttemptsAt from './migrations/0005_login_attempts_at.js';
 import * as alertVocabulary from './migrations/0006_alert_vocabulary.js';
+import * as jobs from './migrations/0007_jobs.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0004_subscriptions_version': subscriptionsVersion,
   '0005_login_attempts_at': loginAttemptsAt,
   '0006_alert_vocabulary': alertVocabulary,
+  '0007_jobs': jobs,
 };
 
 export interface MigrationReport {

@@ -54,7 +54,7 @@ export interface EmailOutboxTable {
   recipient: string;
   subject: string;
   body_text: string;
-  status: 'pending' | 'sent' | 'logged';
+  status: 'pending' | 'sent' | 'logged' | 'failed';
   attempts: number;
   next_attempt_at: number;
   last_error: string | null;
@@ -113,6 +113,23 @@ export interface AlertsTable {
   created_at: number;
 }
 
+export interface JobsTable {
+  id: string;
+  kind: string;
+  /** JSON. */
+  payload: string;
+  key: string | null;
+  state: 'queued' | 'dead';
+  /** When the job is due; while it runs, the end of its lease. */
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  /** The worker holding the lease; null when the job waits. */
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -125,6 +142,7 @@ export interface Database {
   webhooks: WebhooksTable;
   email_channels: EmailChannelsTable;
   alerts: AlertsTable;
+  jobs: JobsTable;
 }
 
 export type Db = Kysely<Database>;

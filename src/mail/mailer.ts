@@ -1,6 +1,10 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/types.js';
+import { backoffDelay, type BackoffPolicy } from '../jobs/backoff.js';
+import { PermanentJobFailure, RetryJobAt } from '../jobs/outcomes.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { JobHandler, JobRun } from '../jobs/worker.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as repo from './repo.js';
@@ -15,29 +19,29 @@ export interface MailerOptions {
   db: Db;
   clock: Clock;
   logger: Logger;
+  jobs: JobQueue;
   smtpUrl: string | undefined;
   from?: string;
 }
 
-const LEASE_MS = 60_000;
-const BATCH = 20;
+export const SEND_EMAIL = 'email.send';
 
-/** Retry delay after the n-th failed attempt: 5 s, 10 s, 20 s ... capped at one hour. */
-export function mailRetryDelay(attempts: number): number {
-  return Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+/** 5 s, 10 s, 20 s ... up to an hour between tries; 25 tries cover about a day without a server. */
+export const EMAIL_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 3_600_000 };
+export const EMAIL_MAX_ATTEMPTS = 25;
+
+interface SendEmailPayload {
+  outboxId: string;
 }
 
 /**
- * E-mail goes through a durable outbox: `enqueue` writes in the caller's transaction, `drain` sends
- * afterwards, outside any transaction. A failed send stays pending and is retried; nothing is lost.
- * Without SMTP_URL the message is written to the log instead (so a fresh install shows its links).
+ * E-mail goes through the durable queue: `enqueue` writes the message to the outbox (the record of what was
+ * sent) and a send job, both in the caller's transaction; a worker sends it after the commit, outside any
+ * transaction, retrying on the queue's schedule. Without SMTP_URL the message is written to the log instead
+ * (so a fresh install shows its links).
  */
 export class Mailer {
   private readonly transport: Transporter | undefined;
-  private running: Promise<number> | undefined;
-  private followUp: Promise<number> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
 
   constructor(private readonly options: MailerOptions) {
     this.transport = options.smtpUrl === undefined ? undefined : nodemailer.createTransport(options.smtpUrl);
@@ -45,8 +49,9 @@ export class Mailer {
 
   async enqueue(db: Executor, email: OutgoingEmail): Promise<void> {
     const now = this.options.clock.now();
+    const id = newId(now);
     await repo.insertOutbox(db, {
-      id: newId(now),
+      id,
       recipient: email.to,
       subject: email.subject,
       body_text: email.text,
@@ -57,68 +62,29 @@ export class Mailer {
       created_at: now,
       sent_at: null,
     });
+    const payload: SendEmailPayload = { outboxId: id };
+    await this.options.jobs.enqueue(db, SEND_EMAIL, payload, { maxAttempts: EMAIL_MAX_ATTEMPTS, key: id });
   }
 
-  /** Asks for a drain soon, without making the caller wait for the SMTP server. */
-  kick(): void {
-    setImmediate(() => {
-      if (this.closed) return;
-      this.drain().catch((error: unknown) =>
-        this.options.logger.error({ err: error }, 'e-mail drain failed'),
-      );
-    });
+  /** The job handler that sends one outbox message. */
+  sendJob(): JobHandler<SendEmailPayload> {
+    return {
+      kind: SEND_EMAIL,
+      concurrency: 4,
+      backoff: EMAIL_BACKOFF,
+      handle: (payload, run) => this.send(payload.outboxId, run),
+    };
   }
 
-  /**
-   * Sends every message due at the time of the call, once. A run already under way may have listed
-   * the due messages before this call's message was written, so callers arriving during a run share
-   * one follow-up run after it. Returns how many messages the run handled.
-   */
-  async drain(): Promise<number> {
-    if (this.running === undefined) {
-      this.running = this.drainOnce().finally(() => {
-        this.running = undefined;
-      });
-      return this.running;
-    }
-    this.followUp ??= this.running
-      .catch(() => 0)
-      .then(() => {
-        this.followUp = undefined;
-        return this.drain();
-      });
-    return this.followUp;
-  }
-
-  /** Retries due messages on an interval (the serve command's worker role). */
-  start(intervalMs = 5_000): void {
-    this.timer ??= setInterval(() => this.kick(), intervalMs);
-    this.timer.unref();
-  }
-
-  async close(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    this.closed = true;
-    await this.followUp?.catch(() => undefined);
-    await this.running?.catch(() => undefined);
+  close(): void {
     this.transport?.close();
   }
 
-  private async drainOnce(): Promise<number> {
-    const { db, clock } = this.options;
-    const due = await repo.listDue(db, clock.now(), BATCH);
-    let handled = 0;
-    for (const row of due) {
-      if (!(await repo.claim(db, row, clock.now() + LEASE_MS))) continue;
-      await this.deliver(row);
-      handled += 1;
-    }
-    return handled;
-  }
-
-  private async deliver(row: repo.OutboxRow): Promise<void> {
+  /** Sends a message unless it went already (a job runs at least once, maybe twice). */
+  private async send(outboxId: string, run: JobRun): Promise<void> {
     const { db, clock, logger } = this.options;
+    const row = await repo.findOutbox(db, outboxId);
+    if (row === undefined || row.status === 'sent' || row.status === 'logged') return;
     if (this.transport === undefined) {
       logger.info(
         { email: { id: row.id, to: row.recipient, subject: row.subject } },
@@ -134,12 +100,18 @@ export class Mailer {
         subject: row.subject,
         text: row.body_text,
       });
-      await repo.markDone(db, row.id, 'sent', clock.now());
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const retryAt = clock.now() + mailRetryDelay(row.attempts + 1);
-      logger.warn({ email: { id: row.id }, err: message }, 'e-mail send failed; will retry');
-      await repo.markFailed(db, row.id, message.slice(0, 500), retryAt);
+      const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+      const lastTry = run.attempt >= run.maxAttempts;
+      const retryAt = clock.now() + backoffDelay(run.attempt, EMAIL_BACKOFF);
+      await repo.markFailed(db, row.id, message, lastTry ? 'failed' : 'pending', retryAt);
+      logger.warn(
+        { email: { id: row.id }, err: message },
+        lastTry ? 'e-mail send failed for good' : 'e-mail send failed; will retry',
+      );
+      // The outbox shows the next try, and the job keeps to it.
+      throw lastTry ? new PermanentJobFailure(message) : new RetryJobAt(retryAt, message);
     }
+    await repo.markDone(db, row.id, 'sent', clock.now());
   }
 }

@@ -6,30 +6,8 @@ export async function insertOutbox(db: Executor, row: OutboxRow): Promise<void> 
   await db.insertInto('email_outbox').values(row).execute();
 }
 
-export async function listDue(db: Executor, now: number, limit: number): Promise<OutboxRow[]> {
-  return db
-    .selectFrom('email_outbox')
-    .selectAll()
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .limit(limit)
-    .execute();
-}
-
-/**
- * Takes a message for one sender by pushing its next attempt past a lease; the compare on the old
- * value makes the claim atomic on both databases, so two processes never send the same message.
- */
-export async function claim(db: Executor, row: OutboxRow, leaseUntil: number): Promise<boolean> {
-  const result = await db
-    .updateTable('email_outbox')
-    .set({ next_attempt_at: leaseUntil })
-    .where('id', '=', row.id)
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '=', row.next_attempt_at)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export async function findOutbox(db: Executor, id: string): Promise<OutboxRow | undefined> {
+  return db.selectFrom('email_outbox').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function markDone(
@@ -45,10 +23,17 @@ export async function markDone(
     .execute();
 }
 
-export async function markFailed(db: Executor, id: string, error: string, retryAt: number): Promise<void> {
+/** A failed try: `pending` with the time of the next one, or `failed` when no try is left. */
+export async function markFailed(
+  db: Executor,
+  id: string,
+  error: string,
+  status: 'pending' | 'failed',
+  retryAt: number,
+): Promise<void> {
   await db
     .updateTable('email_outbox')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error, next_attempt_at: retryAt }))
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), status, last_error: error, next_attempt_at: retryAt }))
     .where('id', '=', id)
     .execute();
 }

@@ -6,9 +6,14 @@ export interface HttpMetrics {
   observe(request: FastifyRequest, reply: FastifyReply): void;
 }
 
-export function createHttpMetrics(): HttpMetrics {
+/** The process's one registry, with Node's default metrics; every part registers its own on it. */
+export function createRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export function createHttpMetrics(registry: Registry): HttpMetrics {
   const labelNames = ['method', 'route', 'status_code'] as const;
   const requests = new Counter({
     name: 'http_requests_total',

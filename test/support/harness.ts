@@ -8,7 +8,10 @@ import { bootstrap } from '../../src/features/bootstrap/service.js';
 import type { App } from '../../src/http/types.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { closeContext, openContext } from '../../src/runtime.js';
+import { countJobs } from '../../src/jobs/repo.js';
+import type { Worker } from '../../src/jobs/worker.js';
 import { listOutbox } from '../../src/mail/repo.js';
+import { createWorker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export { dialect } from './database.js';
@@ -40,6 +43,10 @@ export interface TestApp {
   database: TestDatabase;
   /** Every line the service logged, as text (for redaction checks). */
   logs: string[];
+  /** The in-process job worker, as `serve` runs it. */
+  worker: Worker;
+  /** Resolves once no job is due or running (what the work caused so far has been done or rescheduled). */
+  jobsSettled(): Promise<void>;
   request(method: InjectOptions['method'], url: string, options?: RequestOptions): Promise<TestResponse>;
   /** Adds a user through the API, verifies the e-mail, logs in with a password change: the real path. */
   userWithRoles(
@@ -83,6 +90,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await bootstrap(ctx, { presetKey: ADMIN_KEY });
   const app = await buildApp(ctx);
   await app.ready();
+  const worker = createWorker(ctx);
+  await worker.start();
+
+  const jobsSettled = async () => {
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      const counts = await countJobs(ctx.db, ctx.clock.now());
+      if (!counts.some((row) => row.state === 'due' || row.state === 'running')) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error('jobs still due or running after 15 s');
+  };
 
   const request: TestApp['request'] = async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -144,9 +163,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     config,
     database,
     logs,
+    worker,
+    jobsSettled,
     request,
     userWithRoles,
     async close() {
+      await worker.stop(1_000);
       await app.close();
       await closeContext(ctx);
       await database.drop();

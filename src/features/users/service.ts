@@ -55,7 +55,6 @@ export async function createUser(ctx: ServiceContext, input: NewUser) {
   } catch (error) {
     throw isUniqueViolation(error) ? emailTaken() : error;
   }
-  ctx.mailer.kick();
   return { id: user.id, name: user.name, roles: roleRefs(roleIds) };
 }
 

@@ -1,0 +1,23 @@
+import type { AppContext } from './context.js';
+import type { JobHandler } from './jobs/worker.js';
+import { Worker } from './jobs/worker.js';
+
+/** Every kind of background work, with its handler: the worker role's composition, as app.ts is the API's. */
+export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
+  return [ctx.mailer.sendJob()];
+}
+
+/** A worker for this process over the shared context, running every kind (or the ones named). */
+export function createWorker(ctx: AppContext, kinds?: readonly string[]): Worker {
+  const handlers = jobHandlers(ctx).filter((handler) => kinds === undefined || kinds.includes(handler.kind));
+  return new Worker({
+    db: ctx.db,
+    queue: ctx.jobs,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    handlers,
+    pollMs: ctx.config.jobPollIntervalMs,
+    leaseMs: ctx.config.jobLeaseMs,
+    metrics: ctx.jobMetrics,
+  });
+}
