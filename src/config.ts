@@ -22,6 +22,8 @@ export interface Config {
   jobLeaseMs: number;
   /** How long a stopping worker lets running jobs finish before giving their leases back. */
   shutdownTimeoutMs: number;
+  /** Finished records (e-mails, dead jobs; fleet events and notifications) older than this are pruned. */
+  eventRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -151,5 +153,6 @@ export function loadConfig(env: Env = process.env): Config {
     jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 1, 3_600_000),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 30_000, 1, 86_400_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1, 3_600_000),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
   };
 }

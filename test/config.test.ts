@@ -33,6 +33,7 @@ describe('defaults', () => {
       jobPollIntervalMs: 1_000,
       jobLeaseMs: 30_000,
       shutdownTimeoutMs: 10_000,
+      eventRetentionDays: 30,
     });
   });
 
@@ -66,6 +67,7 @@ describe('valid values', () => {
       JOB_POLL_INTERVAL_MS: '250',
       JOB_LEASE_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '1',
+      EVENT_RETENTION_DAYS: '7',
     });
     expect(config.port).toBe(3000);
     expect(config.host).toBe('127.0.0.1');
@@ -84,6 +86,7 @@ describe('valid values', () => {
     expect(config.jobPollIntervalMs).toBe(250);
     expect(config.jobLeaseMs).toBe(5000);
     expect(config.shutdownTimeoutMs).toBe(1);
+    expect(config.eventRetentionDays).toBe(7);
   });
 
   it('accepts a base64 secret key and a postgresql:// URL', () => {
@@ -135,6 +138,7 @@ describe('invalid values stop the start with a message naming the variable', () 
     { variable: 'JOB_POLL_INTERVAL_MS', value: 'soon' },
     { variable: 'JOB_LEASE_MS', value: '-5' },
     { variable: 'SHUTDOWN_TIMEOUT_MS', value: '1.5' },
+    { variable: 'EVENT_RETENTION_DAYS', value: '0' },
   ];
 
   it.each(cases)('$variable=$value', ({ variable, value }) => {

@@ -225,3 +225,13 @@ export async function reviveDead(db: Executor, id: string, now: number): Promise
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/** Removes dead jobs created before `before`; returns how many. */
+export async function pruneDead(db: Executor, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('jobs')
+    .where('state', '=', 'dead')
+    .where('created_at', '<', before)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -52,7 +52,8 @@ export interface WorkerOptions {
   metrics?: JobMetrics;
 }
 
-const PERIODIC_KEY = 'every';
+/** The key of the one job of a periodic kind. */
+export const PERIODIC_KEY = 'every';
 const MAX_ERROR_LENGTH = 2_000;
 
 /** The next tick of an interval: aligned on the epoch, so every process computes the same one. */

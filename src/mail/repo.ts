@@ -41,3 +41,13 @@ export async function markFailed(
 export async function listOutbox(db: Executor): Promise<OutboxRow[]> {
   return db.selectFrom('email_outbox').selectAll().orderBy('created_at').orderBy('id').execute();
 }
+
+/** Removes finished messages (sent, logged or given up) created before `before`; returns how many. */
+export async function pruneOutbox(db: Executor, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('email_outbox')
+    .where('status', 'in', ['sent', 'logged', 'failed'])
+    .where('created_at', '<', before)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,24 @@
+import type { AppContext } from '../../context.js';
+import { pruneDead } from '../../jobs/repo.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { pruneOutbox } from '../../mail/repo.js';
+
+export const PRUNE_RETENTION = 'retention.prune';
+const HOUR_MS = 3_600_000;
+
+/**
+ * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails,
+ * dead jobs). Idempotent, so a tick that runs twice after a crash does no harm.
+ */
+export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
+  return {
+    kind: PRUNE_RETENTION,
+    everyMs: HOUR_MS,
+    async handle() {
+      const before = ctx.clock.now() - ctx.config.eventRetentionDays * 24 * HOUR_MS;
+      const emails = await pruneOutbox(ctx.db, before);
+      const deadJobs = await pruneDead(ctx.db, before);
+      if (emails + deadJobs > 0) ctx.logger.info({ emails, deadJobs }, 'pruned records past retention');
+    },
+  };
+}
