@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { connectDatabase } from '../db/connect.js';
+import { connectDatabase, isUniqueViolation } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { issueApiKey } from '../features/apikeys/service.js';
 import { bootstrap } from '../features/bootstrap/service.js';
@@ -115,8 +115,13 @@ export function buildProgram(io: CliIo = processIo): Command {
     .description('Queue a dead job again, with a fresh count of attempts')
     .action(async (id: string) => {
       await withContext(io, async (ctx) => {
-        if (!(await reviveDead(ctx.db, id, ctx.clock.now())))
-          throw new CliError(`No dead job with the id ${id}.`);
+        const revived = await reviveDead(ctx.db, id, ctx.clock.now()).catch((error: unknown) => {
+          if (!isUniqueViolation(error)) throw error;
+          throw new CliError(
+            `Job ${id} cannot be queued again: a newer job of its kind holds its key, and does its work.`,
+          );
+        });
+        if (!revived) throw new CliError(`No dead job with the id ${id}.`);
         io.out(`Job ${id} is queued again.`);
       });
     });

@@ -74,7 +74,7 @@ export class JobQueue {
 
   /** Moves the waiting job of this kind and key to another time; false when none waits. */
   async reschedule(db: Executor, kind: string, key: string, runAt: number): Promise<boolean> {
-    const moved = await repo.moveByKey(db, kind, key, runAt);
+    const moved = await repo.moveByKey(db, kind, key, runAt, this.clock.now());
     if (moved && runAt <= this.clock.now()) await this.wakeAfterCommit(db, kind);
     return moved;
   }
@@ -90,7 +90,8 @@ export class JobQueue {
     for (const listener of this.listeners) listener(kind);
   }
 
-  private async wakeAfterCommit(db: Executor, kind: string): Promise<void> {
+  /** Wakes idle workers of every process for `kind`, once `db`'s transaction (if any) commits. */
+  async wakeAfterCommit(db: Executor, kind: string): Promise<void> {
     if (this.postgres) {
       await sql`select pg_notify(${JOBS_CHANNEL}, current_schema() || ':' || ${kind})`.execute(db);
     } else if (this.listeners.size > 0) {

@@ -3,8 +3,17 @@ import type { Executor, JobsTable } from '../db/types.js';
 
 export type JobRow = JobsTable;
 
-/** A job as a worker holds it: `attempts` counts this run, and fences every later write of it. */
-export type ClaimedJob = Pick<JobRow, 'id' | 'kind' | 'payload' | 'key' | 'attempts' | 'max_attempts'>;
+/**
+ * A job as a worker holds it. Its claimer and `attempts` (which counts this run) fence every later write
+ * of the run: a run whose lease was given back or taken over cannot touch the newer run's row.
+ */
+export type ClaimedJob = Pick<
+  JobRow,
+  'id' | 'kind' | 'payload' | 'key' | 'attempts' | 'max_attempts' | 'locked_by'
+>;
+
+/** What fences a write of a run. */
+type RunFence = Pick<ClaimedJob, 'id' | 'attempts' | 'locked_by'>;
 
 export interface NewJob {
   id: string;
@@ -77,7 +86,7 @@ export async function claimDue(
       locked_by: options.workerId,
     }))
     .where('id', 'in', due)
-    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts'])
+    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by'])
     .execute();
 }
 
@@ -89,7 +98,7 @@ export async function deleteJobs(db: Executor, ids: readonly string[]): Promise<
 /** The next run of a job after a failure, or of a periodic job after a success; fenced by its attempt. */
 export async function rescheduleJob(
   db: Executor,
-  job: Pick<ClaimedJob, 'id' | 'attempts'>,
+  job: RunFence,
   changes: { runAt: number; lastError: string | null; resetAttempts?: boolean },
 ): Promise<void> {
   await db
@@ -102,34 +111,29 @@ export async function rescheduleJob(
     })
     .where('id', '=', job.id)
     .where('attempts', '=', job.attempts)
+    .where('locked_by', '=', job.locked_by)
     .execute();
 }
 
-export async function markDead(
-  db: Executor,
-  job: Pick<ClaimedJob, 'id' | 'attempts'>,
-  lastError: string,
-): Promise<void> {
+export async function markDead(db: Executor, job: RunFence, lastError: string): Promise<void> {
   await db
     .updateTable('jobs')
     .set({ state: 'dead', locked_by: null, last_error: lastError })
     .where('id', '=', job.id)
     .where('attempts', '=', job.attempts)
+    .where('locked_by', '=', job.locked_by)
     .execute();
 }
 
 /** Gives leased jobs back at shutdown: due at once, and the interrupted run does not count as an attempt. */
-export async function releaseJobs(
-  db: Executor,
-  jobs: readonly Pick<ClaimedJob, 'id' | 'attempts'>[],
-  now: number,
-): Promise<void> {
+export async function releaseJobs(db: Executor, jobs: readonly RunFence[], now: number): Promise<void> {
   for (const job of jobs) {
     await db
       .updateTable('jobs')
       .set((eb) => ({ run_at: now, locked_by: null, attempts: eb('attempts', '-', 1) }))
       .where('id', '=', job.id)
       .where('attempts', '=', job.attempts)
+      .where('locked_by', '=', job.locked_by)
       .execute();
   }
 }
@@ -144,15 +148,24 @@ export async function cancelByKey(db: Executor, kind: string, key: string): Prom
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Moves a waiting job; a running one keeps its lease (its handler reads the current state anyway). */
-export async function moveByKey(db: Executor, kind: string, key: string, runAt: number): Promise<boolean> {
+/**
+ * Moves a waiting job (or one whose worker died: its lease has passed); a running one keeps its lease,
+ * and its handler reads the current state anyway.
+ */
+export async function moveByKey(
+  db: Executor,
+  kind: string,
+  key: string,
+  runAt: number,
+  now: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('jobs')
-    .set({ run_at: runAt })
+    .set({ run_at: runAt, locked_by: null })
     .where('kind', '=', kind)
     .where('key', '=', key)
     .where('state', '=', 'queued')
-    .where('locked_by', 'is', null)
+    .where((eb) => eb.or([eb('locked_by', 'is', null), eb('run_at', '<=', now)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
@@ -163,7 +176,10 @@ export interface JobCount {
   count: number;
 }
 
-/** Jobs by kind and state: running (leased), due (waiting for a worker), scheduled (later), dead. */
+/**
+ * Jobs by kind and state: due (waiting for a worker, including a dead worker's job whose lease has
+ * passed), running (under a live lease), scheduled (later), dead.
+ */
 export async function countJobs(db: Executor, now: number): Promise<JobCount[]> {
   const rows = await db
     .selectFrom('jobs')
@@ -173,10 +189,10 @@ export async function countJobs(db: Executor, now: number): Promise<JobCount[]> 
         .case()
         .when('state', '=', 'dead')
         .then('dead')
-        .when('locked_by', 'is not', null)
-        .then('running')
         .when('run_at', '<=', now)
         .then('due')
+        .when('locked_by', 'is not', null)
+        .then('running')
         .else('scheduled')
         .end()
         // Not `state`: PostgreSQL would group by the column of that name rather than this expression.
@@ -193,13 +209,15 @@ export async function countJobs(db: Executor, now: number): Promise<JobCount[]> 
   }));
 }
 
-/** How long the longest-waiting due job has waited, in ms (0 when none is due). */
+/**
+ * How long the longest-waiting due job has waited, in ms (0 when none is due). A live lease ends in the
+ * future, so running jobs are not due; a dead worker's job is, from the end of its lease.
+ */
 export async function oldestDueAge(db: Executor, now: number): Promise<number> {
   const row = await db
     .selectFrom('jobs')
     .select((eb) => eb.fn.min('run_at').as('oldest'))
     .where('state', '=', 'queued')
-    .where('locked_by', 'is', null)
     .where('run_at', '<=', now)
     .executeTakeFirst();
   return row?.oldest === null || row?.oldest === undefined ? 0 : now - Number(row.oldest);

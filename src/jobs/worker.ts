@@ -210,6 +210,10 @@ export class Worker {
         this.options.clock.now(),
       );
       this.options.logger.warn({ worker: this.id, released: left.length }, 'job leases given back');
+      // Due at once: wake the other workers rather than leave the jobs to their poll.
+      for (const kind of new Set(left.map((entry) => entry.job.kind))) {
+        await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind));
+      }
     }
     await this.lastFlush;
     await this.flush();
