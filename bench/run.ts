@@ -1,6 +1,6 @@
 // `npm run bench`: starts each target as its own process on 127.0.0.1, times webhook verification call by call,
-// loads each scenario with autocannon, prints the figures and whether they meet the goals. It reports; it does
-// not gate (exit 0 whatever the figures).
+// loads each scenario with autocannon, then measures the job queue beside graphile-worker (bench/jobs), and
+// prints the figures and whether they meet the goals. It reports; it does not gate (exit 0 whatever the figures).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,8 @@ import {
 } from './lib/report.js';
 import { median, percentile } from './lib/stats.js';
 import { makeCertificates } from './lib/tls.js';
+import { selectJobCases, type JobCase } from './jobs/cases.js';
+import { runJobSection, type JobSectionResult, type JobSettings } from './jobs/section.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import {
   SEQUENCES,
@@ -46,6 +48,8 @@ interface Settings {
   only: string | undefined;
   /** Node options for the service instead of `npm start`'s: for trying one before changing it there. */
   nodeOptions: string | undefined;
+  /** The job-queue section (bench/jobs); its work directory and Node options are the run's. */
+  jobs: Omit<JobSettings, 'workDir' | 'nodeOptions'>;
 }
 
 function readSettings(): Settings {
@@ -59,6 +63,13 @@ function readSettings(): Settings {
       calls: { type: 'string', default: '200' },
       only: { type: 'string' },
       'node-options': { type: 'string' },
+      jobs: { type: 'string', default: '20000' },
+      'job-batch': { type: 'string', default: '500' },
+      'job-concurrency': { type: 'string', default: '24' },
+      'job-rate': { type: 'string', default: '200' },
+      'job-seconds': { type: 'string', default: '10' },
+      'job-rounds': { type: 'string', default: '3' },
+      'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     },
   });
   const whole = (name: string, raw: string, min: number) => {
@@ -77,6 +88,16 @@ function readSettings(): Settings {
     calls: whole('calls', values.calls, 1),
     only: values.only,
     nodeOptions: values['node-options'],
+    jobs: {
+      jobs: whole('jobs', values.jobs, 1),
+      batch: whole('job-batch', values['job-batch'], 1),
+      concurrency: whole('job-concurrency', values['job-concurrency'], 1),
+      ratePerSecond: whole('job-rate', values['job-rate'], 1),
+      latencySeconds: whole('job-seconds', values['job-seconds'], 1),
+      latencyWarmupSeconds: 1,
+      rounds: whole('job-rounds', values['job-rounds'], 1),
+      postgresUrl: values['postgres-url'],
+    },
   };
 }
 
@@ -86,15 +107,20 @@ function machine(): string {
   return `${os.availableParallelism()} CPUs (${cpu}), ${memoryGB} GB memory, Node ${process.version}, ${os.platform()} ${os.release()}`;
 }
 
-/** What to run: everything, or what matches --only, plus the reference if a load scenario is among it. */
-function selected(settings: Settings): { scenarios: Scenario[]; sequences: Sequence[] } {
-  if (settings.only === undefined) return { scenarios: SCENARIOS, sequences: SEQUENCES };
+/**
+ * What to run: everything, or what matches --only, plus the reference if a load scenario is among it (and the
+ * graphile-worker anchor of each job measurement among it).
+ */
+function selected(settings: Settings): { scenarios: Scenario[]; sequences: Sequence[]; jobCases: JobCase[] } {
+  const jobCases = selectJobCases(settings.only);
+  if (settings.only === undefined) return { scenarios: SCENARIOS, sequences: SEQUENCES, jobCases };
   const needle = settings.only.toLowerCase();
   const matches = (name: string) => name.toLowerCase().includes(needle);
   const loads = SCENARIOS.filter((scenario) => scenario.reference !== true && matches(scenario.name));
   return {
     scenarios: loads.length === 0 ? [] : SCENARIOS.filter((s) => s.reference === true || loads.includes(s)),
     sequences: SEQUENCES.filter((sequence) => matches(sequence.name)),
+    jobCases,
   };
 }
 
@@ -244,8 +270,8 @@ function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const { scenarios, sequences } = selected(settings);
-  if (scenarios.length === 0 && sequences.length === 0)
+  const { scenarios, sequences, jobCases } = selected(settings);
+  if (scenarios.length === 0 && sequences.length === 0 && jobCases.length === 0)
     throw new Error(`nothing matches --only ${settings.only}`);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
   // On every way out, a stop by signal included (the servers are killed then too, see lib/processes.ts).
@@ -268,6 +294,16 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([...started.values()].map((target) => target.stop()));
   }
+  // After the servers have stopped, so that nothing else runs beside the queues.
+  let jobSection: JobSectionResult | undefined;
+  if (jobCases.length > 0) {
+    process.stderr.write('job queue benchmarks\n');
+    jobSection = await runJobSection(jobCases, {
+      ...settings.jobs,
+      nodeOptions: setup.serviceNodeOptions,
+      workDir,
+    });
+  }
 
   const reference = scenarios.find((scenario) => scenario.reference === true);
   const referenceRate = reference === undefined ? undefined : results.get(reference)?.load.requestsPerSecond;
@@ -288,6 +324,7 @@ async function main(): Promise<void> {
     latencyRows.push(measuredRow, floorRow);
     checks.push(sequenceCheck(sequence, measuredRow, floorRow));
   }
+  checks.push(...(jobSection?.checks ?? []));
 
   const { connections, durationSeconds } = settings.load;
   console.log(`\nedgewatch benchmarks on ${machine()}`);
@@ -312,8 +349,13 @@ async function main(): Promise<void> {
     console.log(latencyTable(latencyRows));
     console.log('');
   }
+  if (jobSection !== undefined) {
+    for (const line of jobSection.output) console.log(line);
+    console.log('');
+  }
   console.log(checksList(checks));
   for (const warning of spoiledWarnings(outcomes)) console.log(warning);
+  for (const warning of jobSection?.warnings ?? []) console.log(warning);
 }
 
 try {

@@ -14,6 +14,8 @@ export interface Check {
   goal: string;
   actual: string;
   met: boolean;
+  /** Not measured in this run (e.g. PostgreSQL did not answer): neither met nor missed. */
+  skipped?: boolean;
 }
 
 function row(cells: string[]): string {
@@ -43,8 +45,10 @@ export function resultsTable(outcomes: ScenarioOutcome[]): string {
 
 export function checksList(checks: Check[]): string {
   return checks
-    .map(
-      (check) => `${check.met ? 'PASS' : 'MISS'}  ${check.subject}: ${check.goal} (measured ${check.actual})`,
+    .map((check) =>
+      check.skipped === true
+        ? `SKIP  ${check.subject}: ${check.actual}`
+        : `${check.met ? 'PASS' : 'MISS'}  ${check.subject}: ${check.goal} (measured ${check.actual})`,
     )
     .join('\n');
 }

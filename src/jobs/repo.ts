@@ -78,7 +78,7 @@ export async function claimDue(
     .orderBy('run_at')
     .limit(options.limit);
   if (options.skipLocked) due = due.forUpdate().skipLocked();
-  return db
+  const claimed = await db
     .updateTable('jobs')
     .set((eb) => ({
       run_at: options.leaseUntil,
@@ -88,6 +88,8 @@ export async function claimDue(
     .where('id', 'in', due)
     .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by'])
     .execute();
+  // RETURNING follows no order; ids are time-ordered (UUIDv7), so a batch starts oldest first.
+  return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Finished jobs leave the table. */
@@ -125,17 +127,27 @@ export async function markDead(db: Executor, job: RunFence, lastError: string): 
     .execute();
 }
 
-/** Gives leased jobs back at shutdown: due at once, and the interrupted run does not count as an attempt. */
+/**
+ * Gives leased jobs back (at shutdown, or held too long): due at once, and the run that did not happen
+ * does not count as an attempt. One statement; each row is fenced by its claimer and attempt.
+ */
 export async function releaseJobs(db: Executor, jobs: readonly RunFence[], now: number): Promise<void> {
-  for (const job of jobs) {
-    await db
-      .updateTable('jobs')
-      .set((eb) => ({ run_at: now, locked_by: null, attempts: eb('attempts', '-', 1) }))
-      .where('id', '=', job.id)
-      .where('attempts', '=', job.attempts)
-      .where('locked_by', '=', job.locked_by)
-      .execute();
-  }
+  if (jobs.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set((eb) => ({ run_at: now, locked_by: null, attempts: eb('attempts', '-', 1) }))
+    .where((eb) =>
+      eb.or(
+        jobs.map((job) =>
+          eb.and([
+            eb('id', '=', job.id),
+            eb('attempts', '=', job.attempts),
+            eb('locked_by', '=', job.locked_by),
+          ]),
+        ),
+      ),
+    )
+    .execute();
 }
 
 export async function cancelByKey(db: Executor, kind: string, key: string): Promise<boolean> {

@@ -30,6 +30,12 @@ export interface JobHandler<P = never> {
   handle(payload: P, run: JobRun): Promise<void>;
   /** Runs of this kind at once in one worker process (default 1). */
   concurrency?: number;
+  /**
+   * Jobs claimed beyond the free slots and held in the worker until a slot frees (default 0). Claims are
+   * round trips, so a cheap, busy kind runs many times faster with a few hundred; they are leased from the
+   * claim, so a slow kind keeps this small (a held job whose lease is half gone is given back unrun).
+   */
+  prefetch?: number;
   /** How long a run may take before another worker may take the job (default: the worker's). */
   leaseMs?: number;
   backoff?: BackoffPolicy;
@@ -67,9 +73,11 @@ interface InFlight {
   abort: AbortController;
 }
 
-/** Claims and runs the jobs of one kind, up to its concurrency. */
+/** Claims and runs the jobs of one kind, up to its concurrency, holding up to `prefetch` more. */
 class KindRunner {
   readonly inFlight = new Map<string, InFlight>();
+  /** Claimed, not started yet; with the time their lease ends. */
+  held: { job: repo.ClaimedJob; leaseEnds: number }[] = [];
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -99,18 +107,36 @@ class KindRunner {
   }
 
   private async run(): Promise<void> {
+    const prefetch = this.handler.prefetch ?? 0;
     while (!this.stopping) {
       const free = this.concurrency - this.inFlight.size;
+      if (free > 0 && this.held.length > 0) {
+        await this.launchHeld(free);
+        continue;
+      }
       if (free <= 0 || !this.wakeRequested) {
         await this.sleep();
         continue;
       }
       this.wakeRequested = false;
-      const claimed = await this.worker.claim(this.handler, free);
-      for (const job of claimed) this.launch(job);
+      const limit = free + prefetch;
+      const claimed = await this.worker.claim(this.handler, limit);
+      for (const job of claimed.slice(0, free)) this.launch(job);
+      const leaseEnds = this.worker.leaseEnd(this.handler);
+      for (const job of claimed.slice(free)) this.held.push({ job, leaseEnds });
       // A full batch may have left more due jobs behind: look again at once.
-      if (claimed.length === free) this.wakeRequested = true;
+      if (claimed.length === limit) this.wakeRequested = true;
     }
+  }
+
+  /** Starts held jobs in the free slots; one whose lease is half gone goes back to the queue instead. */
+  private async launchHeld(free: number): Promise<void> {
+    const now = this.worker.now();
+    const halfLease = (this.handler.leaseMs ?? this.worker.leaseMs) / 2;
+    const next = this.held.splice(0, free);
+    const stale = next.filter((entry) => entry.leaseEnds - now < halfLease);
+    for (const entry of next) if (!stale.includes(entry)) this.launch(entry.job);
+    if (stale.length > 0) await this.worker.release(stale.map((entry) => entry.job));
   }
 
   /** Until a wake, a freed slot or the poll, whichever comes first. */
@@ -132,8 +158,9 @@ class KindRunner {
     const abort = new AbortController();
     const done = this.worker.execute(this.handler, job, abort.signal).finally(() => {
       this.inFlight.delete(job.id);
-      // A slot is free: claim again at once if jobs may be waiting, else wait for a wake or the poll.
-      if (this.wakeRequested) this.wakeUp?.();
+      // A slot is free: start a held job or claim again at once if jobs may be waiting, else wait for a
+      // wake or the poll.
+      if (this.wakeRequested || this.held.length > 0) this.wakeUp?.();
     });
     this.inFlight.set(job.id, { job, done, abort });
   }
@@ -147,6 +174,7 @@ class KindRunner {
 export class Worker {
   readonly id = `worker-${newId().slice(-12)}`;
   readonly pollMs: number;
+  readonly leaseMs: number;
   private readonly runners = new Map<string, KindRunner>();
   private listener: JobListener | undefined;
   private stopWake: (() => void) | undefined;
@@ -157,6 +185,7 @@ export class Worker {
 
   constructor(private readonly options: WorkerOptions) {
     this.pollMs = options.pollMs;
+    this.leaseMs = options.leaseMs;
     for (const handler of options.handlers) {
       if (this.runners.has(handler.kind)) throw new Error(`two handlers for job kind ${handler.kind}`);
       this.runners.set(handler.kind, new KindRunner(this, handler));
@@ -203,20 +232,33 @@ export class Worker {
     clearTimeout(timer);
     const left = running();
     for (const entry of left) entry.abort.abort();
-    if (left.length > 0) {
-      await repo.releaseJobs(
-        this.options.db,
-        left.map((entry) => entry.job),
-        this.options.clock.now(),
-      );
-      this.options.logger.warn({ worker: this.id, released: left.length }, 'job leases given back');
-      // Due at once: wake the other workers rather than leave the jobs to their poll.
-      for (const kind of new Set(left.map((entry) => entry.job.kind))) {
-        await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind));
-      }
+    const held = [...this.runners.values()].flatMap((runner) =>
+      runner.held.splice(0).map((entry) => entry.job),
+    );
+    const unfinished = [...left.map((entry) => entry.job), ...held];
+    if (unfinished.length > 0) {
+      await this.release(unfinished);
+      this.options.logger.warn({ worker: this.id, released: unfinished.length }, 'job leases given back');
     }
     await this.lastFlush;
     await this.flush();
+  }
+
+  now(): number {
+    return this.options.clock.now();
+  }
+
+  /** When a lease taken now for this handler's kind ends. */
+  leaseEnd(handler: JobHandler<never>): number {
+    return this.now() + (handler.leaseMs ?? this.leaseMs);
+  }
+
+  /** Gives claimed jobs back, due at once, and wakes the other workers rather than leave them to their poll. */
+  async release(jobs: readonly repo.ClaimedJob[]): Promise<void> {
+    await this.write(() => repo.releaseJobs(this.options.db, jobs, this.now()));
+    for (const kind of new Set(jobs.map((job) => job.kind))) {
+      await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind));
+    }
   }
 
   /**
@@ -248,7 +290,7 @@ export class Worker {
       return await repo.claimDue(db, {
         kind: handler.kind,
         now,
-        leaseUntil: now + (handler.leaseMs ?? this.options.leaseMs),
+        leaseUntil: now + (handler.leaseMs ?? this.leaseMs),
         limit,
         workerId: this.id,
         skipLocked: isPostgres(db),
