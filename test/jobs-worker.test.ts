@@ -3,7 +3,7 @@ import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
 import { PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
 import { JobQueue } from '../src/jobs/queue.js';
-import type { JobRun } from '../src/jobs/worker.js';
+import type { JobHandler, JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
   deferred,
@@ -27,6 +27,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await jobs.close();
 });
+
+/** A worker with these handlers, on a clock set to T0 that the test moves. */
+function workerAtT0(...handlers: JobHandler<never>[]) {
+  const clock = new ManualClock(T0);
+  const queue = new JobQueue(db, clock);
+  return { clock, queue, ...testWorker({ db, queue, clock, handlers }) };
+}
 
 /** The bounds of the wait after the `failures`-th failure: the jitter's extremes. */
 function bounds(failures: number, policy: BackoffPolicy): [number, number] {
@@ -246,20 +253,11 @@ describe('failures', () => {
   });
 
   it('uses the default backoff when the handler names none', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(db, clock);
-    const { worker } = testWorker({
-      db,
-      queue,
-      clock,
-      handlers: [
-        {
-          kind: 'test.default-backoff',
-          async handle() {
-            throw new Error('down');
-          },
-        },
-      ],
+    const { queue, worker } = workerAtT0({
+      kind: 'test.default-backoff',
+      async handle() {
+        throw new Error('down');
+      },
     });
     await queue.enqueue(db, 'test.default-backoff', null);
     expect(await worker.runDue()).toBe(1);
@@ -270,20 +268,11 @@ describe('failures', () => {
   });
 
   it('makes the job dead at once on PermanentJobFailure', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(db, clock);
-    const { worker } = testWorker({
-      db,
-      queue,
-      clock,
-      handlers: [
-        {
-          kind: 'test.permanent',
-          async handle() {
-            throw new PermanentJobFailure('the resource is gone');
-          },
-        },
-      ],
+    const { queue, worker } = workerAtT0({
+      kind: 'test.permanent',
+      async handle() {
+        throw new PermanentJobFailure('the resource is gone');
+      },
     });
     await queue.enqueue(db, 'test.permanent', null, { maxAttempts: 5 });
     expect(await worker.runDue()).toBe(1);
@@ -329,28 +318,21 @@ describe('failures', () => {
   });
 
   it('keeps what was thrown as the last error, shortened to 2,000 characters', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(db, clock);
-    const { worker } = testWorker({
-      db,
-      queue,
-      clock,
-      handlers: [
-        {
-          kind: 'test.long-error',
-          async handle() {
-            throw new Error('x'.repeat(5_000));
-          },
+    const { queue, worker } = workerAtT0(
+      {
+        kind: 'test.long-error',
+        async handle() {
+          throw new Error('x'.repeat(5_000));
         },
-        {
-          kind: 'test.string-error',
-          async handle() {
-            // eslint-disable-next-line @typescript-eslint/only-throw-error
-            throw 'a plain string';
-          },
+      },
+      {
+        kind: 'test.string-error',
+        async handle() {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error
+          throw 'a plain string';
         },
-      ],
-    });
+      },
+    );
     await queue.enqueue(db, 'test.long-error', null, { maxAttempts: 1 });
     await queue.enqueue(db, 'test.string-error', null, { maxAttempts: 1 });
     expect(await worker.runDue()).toBe(2);
