@@ -88,7 +88,8 @@ export async function claimDue(
     .where('id', 'in', due)
     .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by'])
     .execute();
-  // RETURNING follows no order; ids are time-ordered (UUIDv7), so a batch starts oldest first.
+  // RETURNING follows no order; ids are time-ordered (UUIDv7, to the millisecond), so a batch starts
+  // with the oldest jobs.
   return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
