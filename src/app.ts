@@ -24,6 +24,7 @@ import { apiKeyRoutes } from './features/apikeys/routes.js';
 import { orgRoutes } from './features/orgs/routes.js';
 import { webhookRoutes } from './features/webhooks/routes.js';
 import { alertRoutes } from './features/alerts/routes.js';
+import { nodeRoutes } from './features/fleet/nodes/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -154,5 +155,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(orgRoutes);
   await app.register(webhookRoutes);
   await app.register(alertRoutes);
+  await app.register(nodeRoutes);
   return app;
 }

@@ -3,7 +3,7 @@ import { expectError } from './support/error-shape.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 /** Every paged list (contract §1): `{total_count, results}`, page from 0, size 1–100 (default 25). */
-const LISTS = ['/api/v2/role', '/api/v2/org', '/api/v2/apikey', '/api/v2/mysubscriptions'];
+const LISTS = ['/api/v2/role', '/api/v2/org', '/api/v2/apikey', '/api/v2/mysubscriptions', '/api/v2/node'];
 
 let t: TestApp;
 beforeAll(async () => {

@@ -7,6 +7,7 @@ import * as subscriptionsVersion from './migrations/0004_subscriptions_version.j
 import * as loginAttemptsAt from './migrations/0005_login_attempts_at.js';
 import * as alertVocabulary from './migrations/0006_alert_vocabulary.js';
 import * as jobs from './migrations/0007_jobs.js';
+import * as fleet from './migrations/0008_fleet.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0005_login_attempts_at': loginAttemptsAt,
   '0006_alert_vocabulary': alertVocabulary,
   '0007_jobs': jobs,
+  '0008_fleet': fleet,
 };
 
 export interface MigrationReport {

@@ -130,6 +130,75 @@ export interface JobsTable {
   created_at: number;
 }
 
+export type NodeState = 'NEW' | 'ALIVE' | 'UNREACHABLE';
+
+export interface NodesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  hardware_serial_number: string | null;
+  /** SHA-256 of the node's credential (X-NODE-TOKEN). */
+  token_hash: string;
+  /** JSON object of labels. */
+  labels: string;
+  /** Minutes a node may stay unreachable before its headless time expires. */
+  max_headless_time: number;
+  node_state: NodeState;
+  state_since: number;
+  last_seen_at: number | null;
+  /** JSON array of {type, address}. */
+  addresses: string;
+  software_version: string | null;
+  upgrade_status: string | null;
+  cert_not_before: number | null;
+  cert_not_after: number | null;
+  /** Of the node's own events; strictly increasing. */
+  sequence: number;
+  created_at: number;
+}
+
+export interface NodeLabelsTable {
+  node_id: string;
+  key: string;
+  value: string;
+}
+
+interface FleetResourceColumns {
+  id: string;
+  node_id: string;
+  /** Chosen by the agent; unique per node. */
+  key: string;
+  name: string;
+  state_since: number;
+  sequence: number;
+  created_at: number;
+}
+
+export interface TunnelsTable extends FleetResourceColumns {
+  state: string;
+  peer_node_id: string | null;
+}
+
+export interface ServicesTable extends FleetResourceColumns {
+  status: string;
+}
+
+export interface FleetEventsTable {
+  id: string;
+  type: string;
+  condition: string;
+  org_id: string;
+  node_id: string;
+  resource_kind: string;
+  resource_id: string;
+  resource_name: string;
+  previous_state: string | null;
+  current_state: string;
+  sequence: number;
+  occurred_at: number;
+  detected_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -143,6 +212,11 @@ export interface Database {
   email_channels: EmailChannelsTable;
   alerts: AlertsTable;
   jobs: JobsTable;
+  nodes: NodesTable;
+  node_labels: NodeLabelsTable;
+  tunnels: TunnelsTable;
+  services: ServicesTable;
+  fleet_events: FleetEventsTable;
 }
 
 export type Db = Kysely<Database>;

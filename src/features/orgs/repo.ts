@@ -43,6 +43,25 @@ export async function listSubtree(db: Executor, rootId: string, page: PageReques
   return paginate(db, query, page);
 }
 
+/** The ids of an organization and every organization below it, as a subquery for `where(column, 'in', …)`. */
+export function subtreeIds(db: Executor, rootId: string) {
+  return db
+    .withRecursive('subtree(id)', (qb) =>
+      qb
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', '=', rootId)
+        .unionAll((sub) =>
+          sub
+            .selectFrom('organizations')
+            .innerJoin('subtree', 'subtree.id', 'organizations.parent_id')
+            .select('organizations.id'),
+        ),
+    )
+    .selectFrom('subtree')
+    .select('subtree.id');
+}
+
 /** Whether `orgId` is `ancestorId` or below it: walks up from `orgId`, which is short in a shallow tree. */
 export async function isInSubtree(db: Executor, ancestorId: string, orgId: string): Promise<boolean> {
   const row = await db

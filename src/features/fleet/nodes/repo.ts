@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import { paginate } from '../../../db/paginate.js';
+import type { Executor, NodesTable, NodeState } from '../../../db/types.js';
+import type { Page, PageRequest } from '../../../http/lists.js';
+import { subtreeIds } from '../../orgs/repo.js';
+
+export type NodeRow = NodesTable;
+
+export interface NodeView extends NodeRow {
+  org_name: string;
+}
+
+export interface NodeFilters {
+  orgId: string;
+  includeChild: boolean;
+  nodeState?: NodeState;
+  /** Part of the name or serial number, any case. */
+  search?: string;
+  label?: { key: string; value: string };
+}
+
+export async function insertNode(db: Executor, row: NodeRow, labels: Record<string, string>): Promise<void> {
+  await db.insertInto('nodes').values(row).execute();
+  await replaceLabels(db, row.id, labels);
+}
+
+/** The node's labels as rows too, so a label filter is an indexed lookup. */
+export async function replaceLabels(
+  db: Executor,
+  nodeId: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  await db.deleteFrom('node_labels').where('node_id', '=', nodeId).execute();
+  const rows = Object.entries(labels).map(([key, value]) => ({ node_id: nodeId, key, value }));
+  if (rows.length > 0) await db.insertInto('node_labels').values(rows).execute();
+}
+
+export async function updateNode(db: Executor, id: string, changes: Partial<NodeRow>): Promise<void> {
+  await db.updateTable('nodes').set(changes).where('id', '=', id).execute();
+}
+
+export async function deleteNode(db: Executor, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('nodes').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+export async function serialTaken(db: Executor, serial: string, exceptId?: string): Promise<boolean> {
+  let query = db.selectFrom('nodes').select('id').where('hardware_serial_number', '=', serial);
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+function viewQuery(db: Executor) {
+  return db
+    .selectFrom('nodes')
+    .innerJoin('organizations', 'organizations.id', 'nodes.org_id')
+    .selectAll('nodes')
+    .select('organizations.name as org_name');
+}
+
+export async function findNode(db: Executor, id: string): Promise<NodeView | undefined> {
+  return viewQuery(db).where('nodes.id', '=', id).executeTakeFirst();
+}
+
+/** `%` and `_` match themselves in a search, not any text. */
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A page of the nodes that match, by name (then id). */
+export async function listNodes(
+  db: Executor,
+  filters: NodeFilters,
+  page: PageRequest,
+): Promise<Page<NodeView>> {
+  let query = viewQuery(db);
+  query = filters.includeChild
+    ? query.where('nodes.org_id', 'in', subtreeIds(db, filters.orgId))
+    : query.where('nodes.org_id', '=', filters.orgId);
+  if (filters.nodeState !== undefined) query = query.where('nodes.node_state', '=', filters.nodeState);
+  if (filters.search !== undefined) {
+    const pattern = likePattern(filters.search);
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql`lower(nodes.name)`, 'like', sql`${pattern} escape '\\'`),
+        eb(sql`lower(nodes.hardware_serial_number)`, 'like', sql`${pattern} escape '\\'`),
+      ]),
+    );
+  }
+  if (filters.label !== undefined) {
+    const { key, value } = filters.label;
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('node_labels')
+          .select('node_labels.node_id')
+          .whereRef('node_labels.node_id', '=', 'nodes.id')
+          .where('node_labels.key', '=', key)
+          .where('node_labels.value', '=', value),
+      ),
+    );
+  }
+  return paginate(db, query.orderBy('nodes.name').orderBy('nodes.id'), page);
+}
+
+/** Tunnels by state and services by status, per node. */
+export async function resourceCounts(
+  db: Executor,
+  nodeIds: readonly string[],
+): Promise<{ tunnels: Map<string, Record<string, number>>; services: Map<string, Record<string, number>> }> {
+  const tunnels = new Map<string, Record<string, number>>();
+  const services = new Map<string, Record<string, number>>();
+  if (nodeIds.length === 0) return { tunnels, services };
+  const [tunnelRows, serviceRows] = await Promise.all([
+    db
+      .selectFrom('tunnels')
+      .select(['node_id', 'state as value', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('node_id', 'in', nodeIds)
+      .groupBy(['node_id', 'state'])
+      .execute(),
+    db
+      .selectFrom('services')
+      .select(['node_id', 'status as value', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('node_id', 'in', nodeIds)
+      .groupBy(['node_id', 'status'])
+      .execute(),
+  ]);
+  for (const [rows, into] of [
+    [tunnelRows, tunnels],
+    [serviceRows, services],
+  ] as const) {
+    for (const row of rows) {
+      const counts = into.get(row.node_id) ?? {};
+      counts[row.value] = Number(row.n);
+      into.set(row.node_id, counts);
+    }
+  }
+  return { tunnels, services };
+}

@@ -1,0 +1,106 @@
+import { contextOf } from '../../../http/auth.js';
+import { listSchema, pageRequest } from '../../../http/lists.js';
+import type { App } from '../../../http/types.js';
+import { IdParams, responses, SuccessMessage } from '../../../http/schemas.js';
+import * as schemas from './schemas.js';
+import { deleteNode, editNode, getNode, listNodes, registerNode, renewNodeToken } from './service.js';
+
+const tags = ['fleet'];
+
+export async function nodeRoutes(app: App): Promise<void> {
+  app.post(
+    '/api/v1/node',
+    {
+      config: { permission: 'fleet:write' },
+      schema: {
+        tags,
+        summary: 'Register a node; the answer carries its token, shown this once',
+        description:
+          "The node starts NEW and becomes ALIVE with its agent's first report (X-NODE-TOKEN: the token). " +
+          'create_under outside your organizations → 404; a hardware_serial_number already registered → 409.',
+        body: schemas.CreateNodeBody,
+        response: responses({ 201: schemas.NodeWithToken }, [400, 401, 403, 404, 409, 413, 415]),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await registerNode(contextOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/v2/node',
+    {
+      config: { permission: 'fleet:read' },
+      schema: {
+        tags,
+        summary: 'The nodes of an organization (and those below it)',
+        ...listSchema({
+          item: schemas.Node,
+          order: 'by name, then id',
+          filters: schemas.NodeListFilters,
+          errors: [404],
+        }),
+      },
+    },
+    async (request) => {
+      const { page, size, ...filters } = request.query;
+      return listNodes(contextOf(request), filters, pageRequest({ page, size }));
+    },
+  );
+
+  app.get(
+    '/api/v1/node/:id',
+    {
+      config: { permission: 'fleet:read' },
+      schema: {
+        tags,
+        summary: 'One node',
+        params: IdParams,
+        response: responses({ 200: schemas.Node }, [401, 403, 404]),
+      },
+    },
+    async (request) => getNode(contextOf(request), request.params.id),
+  );
+
+  app.put(
+    '/api/v1/node/:id',
+    {
+      config: { permission: 'fleet:write' },
+      schema: {
+        tags,
+        summary: "Edit a node's name, labels or headless time",
+        params: IdParams,
+        body: schemas.EditNodeBody,
+        response: responses({ 200: schemas.Node }, [400, 401, 403, 404, 413, 415]),
+      },
+    },
+    async (request) => editNode(contextOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/api/v1/node/:id',
+    {
+      config: { permission: 'fleet:write' },
+      schema: {
+        tags,
+        summary: 'Remove a node with its tunnels and services',
+        params: IdParams,
+        querystring: schemas.DeleteNodeQuery,
+        response: responses({ 200: SuccessMessage }, [400, 401, 403, 404]),
+      },
+    },
+    async (request) => deleteNode(contextOf(request), request.params.id),
+  );
+
+  app.post(
+    '/api/v1/node/:id/token',
+    {
+      config: { permission: 'fleet:write' },
+      schema: {
+        tags,
+        summary: 'Issue a new token for a node; the old one stops working at once',
+        params: IdParams,
+        response: responses({ 200: schemas.NodeWithToken }, [401, 403, 404]),
+      },
+    },
+    async (request) => renewNodeToken(contextOf(request), request.params.id),
+  );
+}
