@@ -25,6 +25,7 @@ import { orgRoutes } from './features/orgs/routes.js';
 import { webhookRoutes } from './features/webhooks/routes.js';
 import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
+import { reportRoutes } from './features/fleet/reports/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -136,7 +137,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       openapi: '3.0.3',
       info: openApiInfo,
       components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } },
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+          nodeToken: { type: 'apiKey', in: 'header', name: 'X-NODE-TOKEN' },
+        },
         schemas: { Notification: NotificationSchema },
       },
     },
@@ -156,5 +160,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(webhookRoutes);
   await app.register(alertRoutes);
   await app.register(nodeRoutes);
+  await app.register(reportRoutes);
   return app;
 }

@@ -34,6 +34,8 @@ describe('defaults', () => {
       jobLeaseMs: 30_000,
       shutdownTimeoutMs: 10_000,
       eventRetentionDays: 30,
+      nodeReportIntervalS: 30,
+      nodeHeartbeatTimeoutS: 90,
     });
   });
 
@@ -139,6 +141,8 @@ describe('invalid values stop the start with a message naming the variable', () 
     { variable: 'JOB_LEASE_MS', value: '-5' },
     { variable: 'SHUTDOWN_TIMEOUT_MS', value: '1.5' },
     { variable: 'EVENT_RETENTION_DAYS', value: '0' },
+    { variable: 'NODE_REPORT_INTERVAL_S', value: '0' },
+    { variable: 'NODE_HEARTBEAT_TIMEOUT_S', value: 'ninety' },
   ];
 
   it.each(cases)('$variable=$value', ({ variable, value }) => {

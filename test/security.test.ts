@@ -15,6 +15,8 @@ interface Operation {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 // The only API routes a caller may use without a key.
 const PUBLIC_ROUTES = ['POST /api/v1/auth/login', 'GET /api/v1/user/verify-email'];
+// The route a node's agent uses: its own token (X-NODE-TOKEN) and never a user's key.
+const NODE_TOKEN_ROUTES = ['POST /api/v1/agent/report'];
 // Routes only an Admin may use: every other role gets 403.
 const ADMIN_ONLY = ['POST /api/v1/user', 'POST /api/v1/org'];
 // What Read Only may change besides reading: its own keys and its own profile.
@@ -69,7 +71,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const secured = () => operations.filter((op) => !PUBLIC_ROUTES.includes(name(op)));
+const secured = () =>
+  operations.filter((op) => !PUBLIC_ROUTES.includes(name(op)) && !NODE_TOKEN_ROUTES.includes(name(op)));
 
 describe('the route inventory', () => {
   it('reads the API routes from the OpenAPI document', () => {
@@ -84,9 +87,17 @@ describe('the route inventory', () => {
     }
   });
 
-  it('has no public API route but login and e-mail verification', () => {
+  it('has no public API route but login and e-mail verification, and the agent report (node token)', () => {
     const open = operations.filter((op) => op.permission === undefined).map(name);
-    expect(open.sort()).toEqual([...PUBLIC_ROUTES].sort());
+    expect(open.sort()).toEqual([...PUBLIC_ROUTES, ...NODE_TOKEN_ROUTES].sort());
+  });
+
+  it('refuses every user key on the node-token route', async () => {
+    for (const op of operations.filter((candidate) => NODE_TOKEN_ROUTES.includes(name(candidate)))) {
+      for (const key of [keys.admin, keys.operator, keys.read_only]) {
+        expect((await call(op, key)).status, name(op)).toBe(401);
+      }
+    }
   });
 
   it('names a known permission on every other route', () => {

@@ -1,0 +1,180 @@
+import type { AppContext } from '../../../context.js';
+import { isPostgres } from '../../../db/connect.js';
+import type { Executor } from '../../../db/types.js';
+import { badRequest } from '../../../http/errors.js';
+import { newId } from '../../../lib/ids.js';
+import type { NodeRow } from '../nodes/repo.js';
+import { updateNode } from '../nodes/repo.js';
+import * as resources from '../resources-repo.js';
+import { addressChanges, planResources, type Address, type Change } from './diff.js';
+import type { AgentReport } from './schemas.js';
+
+/** Rules a schema cannot state: one address per type, unique keys, a certificate that ends after it starts. */
+function checkReport(report: AgentReport): void {
+  const problems: { field: string; message: string }[] = [];
+  const types = (report.addresses ?? []).map((entry) => entry.type);
+  if (new Set(types).size !== types.length)
+    problems.push({ field: 'addresses', message: 'has two addresses of one type' });
+  for (const list of ['tunnels', 'services'] as const) {
+    const keys = (report[list] ?? []).map((entry) => entry.key);
+    if (new Set(keys).size !== keys.length) problems.push({ field: list, message: 'lists one key twice' });
+  }
+  if (report.certificate !== undefined) {
+    const { not_before: notBefore, not_after: notAfter } = report.certificate;
+    if (Date.parse(notBefore) >= Date.parse(notAfter)) {
+      problems.push({ field: 'certificate', message: 'not_before must come before not_after' });
+    }
+  }
+  const first = problems[0];
+  if (first !== undefined) throw badRequest(`Invalid report: "${first.field}" ${first.message}.`, problems);
+}
+
+/** A tunnel's peer must be a registered node (it is kept as a reference to it). */
+async function checkPeers(db: Executor, report: AgentReport): Promise<void> {
+  const peers = [...new Set((report.tunnels ?? []).flatMap((tunnel) => tunnel.peer_node_id ?? []))];
+  if (peers.length === 0) return;
+  const known = await db.selectFrom('nodes').select('id').where('id', 'in', peers).execute();
+  const unknown = peers.filter((peer) => !known.some((row) => row.id === peer));
+  if (unknown.length > 0) {
+    throw badRequest(`Invalid report: tunnel peer_node_id ${unknown[0]} is not a registered node.`, [
+      { field: 'tunnels.peer_node_id', message: 'is not a registered node' },
+    ]);
+  }
+}
+
+async function lockNode(db: Executor, nodeId: string): Promise<NodeRow | undefined> {
+  let query = db.selectFrom('nodes').selectAll().where('id', '=', nodeId);
+  // Two reports of one node at once are applied one after the other (SQLite has one writer anyway).
+  if (isPostgres(db)) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/**
+ * Applies an agent's report: the node is ALIVE, and every change to its addresses, upgrade status,
+ * tunnels and services is stored as an event in the same transaction as the new state (contract §6).
+ */
+export async function applyReport(
+  ctx: AppContext,
+  nodeId: string,
+  report: AgentReport,
+): Promise<{ node_state: 'ALIVE'; report_interval_s: number }> {
+  checkReport(report);
+  await ctx.db.transaction().execute(async (trx) => {
+    const node = await lockNode(trx, nodeId);
+    if (node === undefined) return;
+    await checkPeers(trx, report);
+    const now = ctx.clock.now();
+    const nodeResource = { kind: 'node' as const, id: node.id, name: node.name };
+    const changes: (Change & { sequence: number })[] = [];
+    let nodeSequence = node.sequence;
+    const nodeChange = (change: Change) => changes.push({ ...change, sequence: (nodeSequence += 1) });
+    const update: Partial<NodeRow> = { last_seen_at: now };
+
+    if (node.node_state !== 'ALIVE') {
+      nodeChange({
+        type: 'NODE_STATE_CHANGE',
+        condition: 'ALIVE',
+        resource: nodeResource,
+        previous: node.node_state,
+        current: 'ALIVE',
+      });
+      Object.assign(update, { node_state: 'ALIVE', state_since: now });
+    }
+    if (report.addresses !== undefined) {
+      for (const change of addressChanges(node, JSON.parse(node.addresses) as Address[], report.addresses))
+        nodeChange(change);
+      update.addresses = JSON.stringify(report.addresses);
+    }
+    const version = report.software_version ?? node.software_version;
+    if (report.software_version !== undefined) update.software_version = report.software_version;
+    if (report.upgrade !== undefined) {
+      const status = report.upgrade.status;
+      if (node.upgrade_status !== null && node.upgrade_status !== status) {
+        nodeChange({
+          type: 'NODE_UPGRADE',
+          condition: status,
+          resource: nodeResource,
+          previous: node.software_version,
+          current: version ?? status,
+        });
+      }
+      update.upgrade_status = status;
+    }
+    if (report.certificate !== undefined) {
+      update.cert_not_before = Date.parse(report.certificate.not_before);
+      update.cert_not_after = Date.parse(report.certificate.not_after);
+    }
+    update.sequence = nodeSequence;
+
+    for (const [table, list, type] of [
+      ['tunnels', report.tunnels?.map((t) => ({ ...t, state: t.state })), 'TUNNEL_STATE_CHANGE'],
+      [
+        'services',
+        report.services?.map((s) => ({ key: s.key, name: s.name, state: s.status })),
+        'SERVICE_STATE_CHANGE',
+      ],
+    ] as const) {
+      if (list === undefined || list.length === 0) continue;
+      const stored = await resources.resourcesOfNode(trx, table, node.id);
+      const plan = planResources(stored, list);
+      const kind = table === 'tunnels' ? 'tunnel' : 'service';
+      const added = plan.added.map((resource) => ({ ...resource, id: newId(now) }));
+      await resources.insertResources(
+        trx,
+        table,
+        added.map((resource) => ({ ...resource, node_id: node.id, at: now })),
+      );
+      for (const resource of added) {
+        changes.push({
+          type,
+          condition: resource.state,
+          resource: { kind, id: resource.id, name: resource.name },
+          previous: null,
+          current: resource.state,
+          sequence: 1,
+        });
+      }
+      for (const { stored: before, reported } of plan.changed) {
+        const sequence = (before as resources.StoredWithSequence).sequence + 1;
+        await resources.updateResource(trx, table, before.id, {
+          name: reported.name,
+          state: reported.state,
+          sequence,
+          stateSince: now,
+        });
+        changes.push({
+          type,
+          condition: reported.state,
+          resource: { kind, id: before.id, name: reported.name },
+          previous: before.state,
+          current: reported.state,
+          sequence,
+        });
+      }
+      for (const { stored: before, reported } of plan.renamed) {
+        await resources.updateResource(trx, table, before.id, { name: reported.name });
+      }
+    }
+
+    await updateNode(trx, node.id, update);
+    await resources.insertEvents(
+      trx,
+      changes.map((change) => ({
+        id: newId(now),
+        type: change.type,
+        condition: change.condition,
+        org_id: node.org_id,
+        node_id: node.id,
+        resource_kind: change.resource.kind,
+        resource_id: change.resource.id,
+        resource_name: change.resource.name,
+        previous_state: change.previous,
+        current_state: change.current,
+        sequence: change.sequence,
+        occurred_at: now,
+        detected_at: now,
+      })),
+    );
+  });
+  return { node_state: 'ALIVE', report_interval_s: ctx.config.nodeReportIntervalS };
+}
