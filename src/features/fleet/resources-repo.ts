@@ -98,3 +98,9 @@ export async function eventsOfNode(db: Executor, nodeId: string): Promise<FleetE
     .orderBy('id')
     .execute();
 }
+
+/** Removes events that occurred before `before`; returns how many. */
+export async function pruneEvents(db: Executor, before: number): Promise<number> {
+  const result = await db.deleteFrom('fleet_events').where('occurred_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

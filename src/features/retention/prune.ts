@@ -2,13 +2,14 @@ import type { AppContext } from '../../context.js';
 import { pruneDead } from '../../jobs/repo.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { pruneOutbox } from '../../mail/repo.js';
+import { pruneEvents } from '../fleet/resources-repo.js';
 
 export const PRUNE_RETENTION = 'retention.prune';
 const HOUR_MS = 3_600_000;
 
 /**
  * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails,
- * dead jobs). Idempotent, so a tick that runs twice after a crash does no harm.
+ * dead jobs, fleet events). Idempotent, so a tick that runs twice after a crash does no harm.
  */
 export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
   return {
@@ -18,7 +19,10 @@ export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
       const before = ctx.clock.now() - ctx.config.eventRetentionDays * 24 * HOUR_MS;
       const emails = await pruneOutbox(ctx.db, before);
       const deadJobs = await pruneDead(ctx.db, before);
-      if (emails + deadJobs > 0) ctx.logger.info({ emails, deadJobs }, 'pruned records past retention');
+      const events = await pruneEvents(ctx.db, before);
+      if (emails + deadJobs + events > 0) {
+        ctx.logger.info({ emails, deadJobs, events }, 'pruned records past retention');
+      }
     },
   };
 }
