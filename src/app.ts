@@ -26,6 +26,7 @@ import { webhookRoutes } from './features/webhooks/routes.js';
 import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
 import { reportRoutes } from './features/fleet/reports/routes.js';
+import { eventRoutes } from './features/fleet/events/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -161,5 +162,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(alertRoutes);
   await app.register(nodeRoutes);
   await app.register(reportRoutes);
+  await app.register(eventRoutes);
   return app;
 }

@@ -3,7 +3,14 @@ import { expectError } from './support/error-shape.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 /** Every paged list (contract §1): `{total_count, results}`, page from 0, size 1–100 (default 25). */
-const LISTS = ['/api/v2/role', '/api/v2/org', '/api/v2/apikey', '/api/v2/mysubscriptions', '/api/v2/node'];
+const LISTS = [
+  '/api/v2/role',
+  '/api/v2/org',
+  '/api/v2/apikey',
+  '/api/v2/mysubscriptions',
+  '/api/v2/node',
+  '/api/v2/event',
+];
 
 let t: TestApp;
 beforeAll(async () => {
