@@ -27,6 +27,7 @@ import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
 import { reportRoutes } from './features/fleet/reports/routes.js';
 import { eventRoutes } from './features/fleet/events/routes.js';
+import { resourceRoutes } from './features/fleet/resources/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -163,5 +164,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(nodeRoutes);
   await app.register(reportRoutes);
   await app.register(eventRoutes);
+  await app.register(resourceRoutes);
   return app;
 }

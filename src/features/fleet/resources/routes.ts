@@ -1,0 +1,121 @@
+import { Type, type TSchema } from 'typebox';
+import { contextOf } from '../../../http/auth.js';
+import { listSchema, pageRequest } from '../../../http/lists.js';
+import { IdParams, responses, SuccessMessage } from '../../../http/schemas.js';
+import type { App } from '../../../http/types.js';
+import { deleteResource, getResource, listResources } from './service.js';
+
+const Ref = Type.Object({ id: Type.String(), name: Type.String() });
+
+const common = {
+  id: Type.String(),
+  key: Type.String({ description: "The agent's own key for it." }),
+  name: Type.String(),
+  node: Ref,
+  organization: Ref,
+  state_since: Type.String({ description: 'ISO 8601, UTC: when its state last changed.' }),
+  created_at: Type.String({ description: 'ISO 8601, UTC: when a report first listed it.' }),
+};
+
+const TunnelState = Type.Union([Type.Literal('CONNECTED'), Type.Literal('TERMINATED')]);
+const ServiceStatus = Type.Union([
+  Type.Literal('HEALTHY'),
+  Type.Literal('UNHEALTHY'),
+  Type.Literal('TERMINATED'),
+]);
+
+const KINDS = [
+  {
+    table: 'tunnels' as const,
+    plural: 'tunnel',
+    what: 'tunnel',
+    filter: 'state',
+    item: Type.Object({
+      ...common,
+      state: TunnelState,
+      peer_node_id: Type.Union([Type.String(), Type.Null()], { description: 'The node at the other end.' }),
+    }),
+    states: TunnelState as TSchema,
+  },
+  {
+    table: 'services' as const,
+    plural: 'service',
+    what: 'service',
+    filter: 'status',
+    item: Type.Object({ ...common, status: ServiceStatus }),
+    states: ServiceStatus as TSchema,
+  },
+];
+
+/** The same four routes for tunnels and for services: list, read, forget. */
+export async function resourceRoutes(app: App): Promise<void> {
+  for (const kind of KINDS) {
+    app.get(
+      `/api/v2/${kind.plural}`,
+      {
+        config: { permission: 'fleet:read' },
+        schema: {
+          tags: ['fleet'],
+          summary: `The ${kind.what}s of the nodes of an organization (and those below it)`,
+          ...listSchema({
+            item: kind.item,
+            order: 'by name, then id',
+            filters: {
+              org_id: Type.Optional(
+                Type.String({ minLength: 1, maxLength: 64, description: "Defaults to the caller's." }),
+              ),
+              include_child: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+              node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+              [kind.filter]: Type.Optional(kind.states),
+            },
+            errors: [404],
+          }),
+        },
+      },
+      async (request) => {
+        const query = request.query as Record<string, unknown> & { page?: number; size?: number };
+        const state = query[kind.filter] as string | undefined;
+        // One handler for two item shapes (state or status): the response schema checks each at run time.
+        return (await listResources(
+          contextOf(request),
+          kind.table,
+          {
+            ...(typeof query.org_id === 'string' ? { org_id: query.org_id } : {}),
+            ...(typeof query.include_child === 'boolean' ? { include_child: query.include_child } : {}),
+            ...(typeof query.node_id === 'string' ? { node_id: query.node_id } : {}),
+            ...(state === undefined ? {} : { state }),
+          },
+          pageRequest(query),
+        )) as never;
+      },
+    );
+
+    app.get(
+      `/api/v1/${kind.plural}/:id`,
+      {
+        config: { permission: 'fleet:read' },
+        schema: {
+          tags: ['fleet'],
+          summary: `One ${kind.what}`,
+          params: IdParams,
+          response: responses({ 200: kind.item }, [401, 403, 404]),
+        },
+      },
+      async (request) => (await getResource(contextOf(request), kind.table, request.params.id)) as never,
+    );
+
+    app.delete(
+      `/api/v1/${kind.plural}/:id`,
+      {
+        config: { permission: 'fleet:write' },
+        schema: {
+          tags: ['fleet'],
+          summary: `Forget a ${kind.what} until a report lists it again`,
+          params: IdParams,
+          response: responses({ 200: SuccessMessage }, [401, 403, 404]),
+        },
+      },
+      async (request) => deleteResource(contextOf(request), kind.table, request.params.id),
+    );
+  }
+}
