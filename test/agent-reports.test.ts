@@ -197,14 +197,14 @@ describe('POST /api/v1/agent/report', () => {
     await report(node.token, {
       software_version: '4.2.0',
       upgrade: { status: 'ENABLED' },
-      certificate: { not_before: '2026-01-01T00:00:00Z', not_after: '2027-01-01T00:00:00Z' },
+      certificate: { not_before: '2026-01-01T00:00:00Z', not_after: '2036-01-01T00:00:00Z' },
     });
     await report(node.token, { software_version: '4.3.1', upgrade: { status: 'SUCCESSFUL' } });
     const read = await t.request('GET', `/api/v1/node/${node.id}`);
     expect(read.body).toMatchObject({
       status: { node: { info: { version: { software_version: '4.3.1' } } } },
       upgrade: { status: 'SUCCESSFUL' },
-      certificate: { not_before: '2026-01-01T00:00:00.000Z', not_after: '2027-01-01T00:00:00.000Z' },
+      certificate: { not_before: '2026-01-01T00:00:00.000Z', not_after: '2036-01-01T00:00:00.000Z' },
     });
     expect((await events(node.id)).filter((event) => event.type === 'NODE_UPGRADE')).toEqual([
       {

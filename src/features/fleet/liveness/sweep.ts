@@ -1,6 +1,7 @@
 import type { AppContext } from '../../../context.js';
 import type { JobHandler } from '../../../jobs/worker.js';
 import { newId } from '../../../lib/ids.js';
+import { scheduleHeadlessChecks } from '../expiry/jobs.js';
 import { insertEvents } from '../resources-repo.js';
 
 export const LIVENESS_SWEEP = 'fleet.liveness';
@@ -22,7 +23,7 @@ export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Pr
   for (;;) {
     const silent = await ctx.db
       .selectFrom('nodes')
-      .select(['id', 'org_id', 'name', 'last_seen_at', 'sequence'])
+      .select(['id', 'org_id', 'name', 'last_seen_at', 'sequence', 'max_headless_time'])
       .where('node_state', '=', 'ALIVE')
       .where('last_seen_at', '<', now - timeoutMs)
       .orderBy('last_seen_at')
@@ -42,6 +43,7 @@ export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Pr
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) return;
         turned += 1;
+        await scheduleHeadlessChecks(ctx.jobs, trx, node, now);
         await insertEvents(trx, [
           {
             id: newId(now),

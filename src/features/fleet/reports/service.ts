@@ -6,6 +6,7 @@ import { newId } from '../../../lib/ids.js';
 import type { NodeRow } from '../nodes/repo.js';
 import { updateNode } from '../nodes/repo.js';
 import * as resources from '../resources-repo.js';
+import { cancelHeadlessChecks, scheduleCertificateChecks } from '../expiry/jobs.js';
 import { addressChanges, planResources, type Address, type Change } from './diff.js';
 import type { AgentReport } from './schemas.js';
 
@@ -79,6 +80,7 @@ export async function applyReport(
         current: 'ALIVE',
       });
       Object.assign(update, { node_state: 'ALIVE', state_since: now });
+      if (node.node_state === 'UNREACHABLE') await cancelHeadlessChecks(ctx.jobs, trx, node.id);
     }
     if (report.addresses !== undefined) {
       for (const change of addressChanges(node, JSON.parse(node.addresses) as Address[], report.addresses))
@@ -101,8 +103,13 @@ export async function applyReport(
       update.upgrade_status = status;
     }
     if (report.certificate !== undefined) {
-      update.cert_not_before = Date.parse(report.certificate.not_before);
-      update.cert_not_after = Date.parse(report.certificate.not_after);
+      const notBefore = Date.parse(report.certificate.not_before);
+      const notAfter = Date.parse(report.certificate.not_after);
+      if (notBefore !== node.cert_not_before || notAfter !== node.cert_not_after) {
+        await scheduleCertificateChecks(ctx.jobs, trx, node.id, notBefore, notAfter);
+      }
+      update.cert_not_before = notBefore;
+      update.cert_not_after = notAfter;
     }
     update.sequence = nodeSequence;
 
