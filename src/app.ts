@@ -1,3 +1,4 @@
+import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -61,6 +62,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);
+  const heartbeats = new HeartbeatBuffer(ctx);
+  app.decorate('heartbeats', heartbeats);
+  app.addHook('onReady', (done) => {
+    heartbeats.start();
+    done();
+  });
+  app.addHook('onClose', async () => heartbeats.stop());
   app.decorateRequest('actor', undefined);
   const metrics = createHttpMetrics(ctx.metrics);
   const routeTable = new RouteTable();

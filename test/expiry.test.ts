@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../src/context.js';
 import { CERT_EXPIRY_CHECK, expiryJobs, HEADLESS_EXPIRY_CHECK } from '../src/features/fleet/expiry/jobs.js';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
+import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
 import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
 import { Worker } from '../src/jobs/worker.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -111,7 +112,7 @@ describe('HEADLESS_EXPIRY', () => {
           .executeTakeFirstOrThrow()
       ).last_seen_at,
     );
-    const silentAt = seen + 90_000 + 1;
+    const silentAt = seen + 90_000 + HEARTBEAT_FLUSH_MS + 1;
     expect(await sweepSilentNodes(at(silentAt).ctx, seen - DAY)).toBeGreaterThanOrEqual(1);
     const scheduled = await checks(HEADLESS_EXPIRY_CHECK, node.id);
     expect(scheduled.map((check) => check.run_at)).toEqual([silentAt + 80 * 60_000, silentAt + 100 * 60_000]);

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
+import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
 import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
 import type { AppContext } from '../src/context.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 const TIMEOUT_S = 90;
+/** Silence is counted from when a buffered heartbeat would have been written at the latest. */
+const JUDGED_AFTER_MS = TIMEOUT_S * 1_000 + HEARTBEAT_FLUSH_MS;
 
 let t: TestApp;
 beforeAll(async () => {
@@ -49,10 +52,10 @@ describe('the liveness sweep', () => {
     const seen = await lastSeen(silent);
     const started = seen - 10 * TIMEOUT_S * 1_000;
 
-    expect(await sweepSilentNodes(at(seen + TIMEOUT_S * 1_000 - 1), started)).toBe(0);
+    expect(await sweepSilentNodes(at(seen + JUDGED_AFTER_MS), started)).toBe(0);
     expect(await stateOf(silent)).toBe('ALIVE');
 
-    const judged = seen + TIMEOUT_S * 1_000 + 1;
+    const judged = seen + JUDGED_AFTER_MS + 1;
     expect(await sweepSilentNodes(at(judged), started)).toBeGreaterThanOrEqual(1);
     expect(await stateOf(silent)).toBe('UNREACHABLE');
     expect(await stateOf(fresh.body.id as string)).toBe('NEW');
@@ -90,7 +93,7 @@ describe('the liveness sweep', () => {
     const id = created.body.id as string;
     await t.request('POST', '/api/v1/agent/report', { key: null, headers: { 'x-node-token': token } });
     const seen = await lastSeen(id);
-    await sweepSilentNodes(at(seen + TIMEOUT_S * 1_000 + 1), seen - 10 * TIMEOUT_S * 1_000);
+    await sweepSilentNodes(at(seen + JUDGED_AFTER_MS + 1), seen - 10 * TIMEOUT_S * 1_000);
     expect(await stateOf(id)).toBe('UNREACHABLE');
     await t.request('POST', '/api/v1/agent/report', { key: null, headers: { 'x-node-token': token } });
     expect(await stateOf(id)).toBe('ALIVE');

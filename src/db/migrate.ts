@@ -8,6 +8,8 @@ import * as loginAttemptsAt from './migrations/0005_login_attempts_at.js';
 import * as alertVocabulary from './migrations/0006_alert_vocabulary.js';
 import * as jobs from './migrations/0007_jobs.js';
 import * as fleet from './migrations/0008_fleet.js';
+import * as alertScopes from './migrations/0009_alert_scopes.js';
+import * as reportDigest from './migrations/0010_report_digest.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -19,6 +21,8 @@ const migrations: Record<string, Migration> = {
   '0006_alert_vocabulary': alertVocabulary,
   '0007_jobs': jobs,
   '0008_fleet': fleet,
+  '0009_alert_scopes': alertScopes,
+  '0010_report_digest': reportDigest,
 };
 
 export interface MigrationReport {

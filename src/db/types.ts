@@ -110,6 +110,12 @@ export interface AlertsTable {
   channel_type: 'email' | 'webhook';
   webhook_id: string | null;
   email_channel_id: string | null;
+  /** settings.node_id: only this node, its tunnels and its services. */
+  scope_node_id: string | null;
+  /** settings.tunnel_id (TUNNEL_STATE_CHANGE only). */
+  scope_tunnel_id: string | null;
+  /** settings.pod_id: a service's id (SERVICE_STATE_CHANGE only). */
+  scope_service_id: string | null;
   created_at: number;
 }
 
@@ -154,6 +160,8 @@ export interface NodesTable {
   cert_not_after: number | null;
   /** Of the node's own events; strictly increasing. */
   sequence: number;
+  /** JSON object: a digest per section of the reports applied so far; null when nothing may be assumed. */
+  report_digest: string | null;
   created_at: number;
 }
 

@@ -42,3 +42,17 @@ export const SuccessMessage = Type.Object({
   message: Type.String(),
   status: Type.Literal('SUCCESS'),
 });
+
+/** `?force=true` on a removal that would take alerts with it (a webhook they use, a resource they watch). */
+export const forceQuery = (description: string) =>
+  Type.Object(
+    { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description })) },
+    { additionalProperties: false },
+  );
+
+export const DeleteWithAlertsAnswer = Type.Object({
+  id: Type.String(),
+  message: Type.String(),
+  status: Type.Literal('SUCCESS'),
+  removed_alert_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only with force=true.' })),
+});

@@ -7,6 +7,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Actor, AppContext } from '../context.js';
+import type { HeartbeatBuffer } from '../features/fleet/reports/heartbeats.js';
 import type { Permission } from '../features/roles/catalog.js';
 
 export type App = FastifyInstance<
@@ -29,5 +30,7 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     ctx: AppContext;
+    /** Agent reports that change nothing, waiting to be written (features/fleet/reports/heartbeats.ts). */
+    heartbeats: HeartbeatBuffer;
   }
 }

@@ -69,7 +69,12 @@ export class JobQueue {
 
   /** Removes the unfinished job of this kind and key; false when there was none. */
   async cancel(db: Executor, kind: string, key: string): Promise<boolean> {
-    return repo.cancelByKey(db, kind, key);
+    return (await repo.cancelByKeys(db, kind, [key])) > 0;
+  }
+
+  /** Removes the unfinished jobs of this kind with any of these keys, in one statement; how many. */
+  async cancelMany(db: Executor, kind: string, keys: readonly string[]): Promise<number> {
+    return repo.cancelByKeys(db, kind, keys);
   }
 
   /** Moves the waiting job of this kind and key to another time; false when none waits. */

@@ -151,14 +151,16 @@ export async function releaseJobs(db: Executor, jobs: readonly RunFence[], now: 
     .execute();
 }
 
-export async function cancelByKey(db: Executor, kind: string, key: string): Promise<boolean> {
+/** Removes the unfinished jobs of this kind with these keys; how many there were. */
+export async function cancelByKeys(db: Executor, kind: string, keys: readonly string[]): Promise<number> {
+  if (keys.length === 0) return 0;
   const result = await db
     .deleteFrom('jobs')
     .where('kind', '=', kind)
-    .where('key', '=', key)
+    .where('key', 'in', keys)
     .where('state', '=', 'queued')
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return Number(result.numDeletedRows);
 }
 
 /**

@@ -112,3 +112,29 @@ export async function ensureEmailChannel(db: Executor, userId: string, now: numb
 function emailChannelOf(db: Executor, userId: string) {
   return db.selectFrom('email_channels').select('id').where('user_id', '=', userId);
 }
+
+/** Something an alert can be scoped to (contract §4). */
+export type ScopeTarget = { node: string } | { tunnel: string } | { service: string };
+
+/** The alerts that watch the target: for a node, also those scoped to its tunnels and services. */
+export async function alertsScopedTo(
+  db: Executor,
+  target: ScopeTarget,
+): Promise<{ id: string; user_id: string }[]> {
+  let query = db.selectFrom('alerts').select(['id', 'user_id']);
+  if ('node' in target) {
+    const nodeId = target.node;
+    query = query.where((eb) =>
+      eb.or([
+        eb('scope_node_id', '=', nodeId),
+        eb('scope_tunnel_id', 'in', eb.selectFrom('tunnels').select('id').where('node_id', '=', nodeId)),
+        eb('scope_service_id', 'in', eb.selectFrom('services').select('id').where('node_id', '=', nodeId)),
+      ]),
+    );
+  } else if ('tunnel' in target) {
+    query = query.where('scope_tunnel_id', '=', target.tunnel);
+  } else {
+    query = query.where('scope_service_id', '=', target.service);
+  }
+  return query.orderBy('id').execute();
+}

@@ -8,6 +8,17 @@ export interface SettingsInput {
   alert_me?: string;
   duration?: number;
   include_child?: boolean | 'true' | 'false';
+  /** Scopes; null means none (so an edit can remove one). */
+  node_id?: string | null;
+  tunnel_id?: string | null;
+  pod_id?: string | null;
+  network_id?: string | null;
+}
+
+export interface Scopes {
+  nodeId: string | null;
+  tunnelId: string | null;
+  serviceId: string | null;
 }
 
 export interface NormalizedSettings {
@@ -15,6 +26,32 @@ export interface NormalizedSettings {
   alertMe: string;
   durationMinutes: number | null;
   includeChild: boolean;
+  scopes: Scopes;
+}
+
+/** Which scope fits which type: a node fits all, a tunnel or a service only its own kind of change. */
+function scopeProblems(type: NotificationType, settings: SettingsInput): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  if (settings.network_id != null) {
+    problems.push({
+      field: 'settings.network_id',
+      message:
+        'is not supported: networks are not modelled; scope the alert with node_id, tunnel_id or pod_id',
+    });
+  }
+  if (settings.tunnel_id != null && type !== 'TUNNEL_STATE_CHANGE') {
+    problems.push({
+      field: 'settings.tunnel_id',
+      message: `only scopes TUNNEL_STATE_CHANGE alerts, not ${type}`,
+    });
+  }
+  if (settings.pod_id != null && type !== 'SERVICE_STATE_CHANGE') {
+    problems.push({
+      field: 'settings.pod_id',
+      message: `only scopes SERVICE_STATE_CHANGE alerts, not ${type}`,
+    });
+  }
+  return problems;
 }
 
 /** The conditions asked for, in the type's order without repeats; or what is wrong with them. */
@@ -49,11 +86,17 @@ export function normalizeSettings(
   settings: SettingsInput,
 ): { ok: true; value: NormalizedSettings } | { ok: false; problems: ErrorDetail[] } {
   const alertMe = normalizeAlertMe(type, settings.alert_me);
-  if (typeof alertMe !== 'string') return { ok: false, problems: [alertMe] };
+  const problems = [...(typeof alertMe === 'string' ? [] : [alertMe]), ...scopeProblems(type, settings)];
+  if (typeof alertMe !== 'string' || problems.length > 0) return { ok: false, problems };
   const durationMinutes = TYPE_INFO[type].takesDuration ? (settings.duration ?? 0) : null;
   const includeChild =
     settings.include_child === undefined
       ? true
       : settings.include_child === true || settings.include_child === 'true';
-  return { ok: true, value: { orgId: settings.org_id, alertMe, durationMinutes, includeChild } };
+  const scopes = {
+    nodeId: settings.node_id ?? null,
+    tunnelId: settings.tunnel_id ?? null,
+    serviceId: settings.pod_id ?? null,
+  };
+  return { ok: true, value: { orgId: settings.org_id, alertMe, durationMinutes, includeChild, scopes } };
 }

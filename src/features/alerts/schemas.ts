@@ -15,6 +15,14 @@ const OrgId = Type.String({
   description: "Organization whose resources are watched: the caller's or one below it (else 404).",
 });
 
+/** A scope id; null means none, so an edit can remove a scope. */
+const scope = (description: string) =>
+  Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+      description: `${description} null or omitted: no such scope.`,
+    }),
+  );
+
 const settingsFields = {
   org_id: OrgId,
   alert_me: Type.Optional(
@@ -43,6 +51,19 @@ const settingsFields = {
       description: 'Also watch every organization below org_id. Defaults to true. Returned as a string.',
     }),
   ),
+  node_id: scope(
+    'Only this node, its tunnels and its services (any type). Must be a node you can see (else 404) inside ' +
+      "org_id's scope (else 400).",
+  ),
+  tunnel_id: scope(
+    'Only this tunnel; TUNNEL_STATE_CHANGE alerts only (else 400). Must be a tunnel you can see (else 404) ' +
+      "inside org_id's scope and, with node_id, on that node (else 400).",
+  ),
+  pod_id: scope(
+    "Only this service (a service's id); SERVICE_STATE_CHANGE alerts only (else 400). Must be a service you " +
+      "can see (else 404) inside org_id's scope and, with node_id, on that node (else 400).",
+  ),
+  network_id: scope('Not supported: networks are not modelled, so any value → 400.'),
 };
 
 export const Settings = Type.Object(settingsFields, { additionalProperties: false });
@@ -52,8 +73,9 @@ const EditSettings = Type.Object(
   {
     additionalProperties: false,
     description:
-      'Merged over the stored settings field by field: each of org_id, alert_me, duration and include_child ' +
-      "is kept unless given. The merged settings must pass every rule of creation for the alert's type.",
+      'Merged over the stored settings field by field: each of org_id, alert_me, duration, include_child and ' +
+      'the scopes is kept unless given (a scope given as null is removed). The merged settings must pass ' +
+      "every rule of creation for the alert's type.",
   },
 );
 
@@ -131,6 +153,9 @@ export const Alert = Type.Object({
     alert_me: Type.String({ description: "The conditions that notify, in the type's order." }),
     duration: Type.Optional(Type.String({ description: 'Only for the four types that use it.' })),
     include_child: Type.String({ description: '"true" or "false".' }),
+    node_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a node.' })),
+    tunnel_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a tunnel.' })),
+    pod_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a service.' })),
   }),
   id: Type.String(),
   display_type: Type.String(),

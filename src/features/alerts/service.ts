@@ -11,6 +11,7 @@ import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 import * as repo from './repo.js';
 import { normalizeSettings, type NormalizedSettings, type SettingsInput } from './rules.js';
+import { checkScopes } from './scopes.js';
 
 export interface AlertInput {
   name: string;
@@ -48,6 +49,7 @@ async function resolveSettings(
   }
   if (!(await isInSubtree(trx, ctx.actor.orgId, settings.value.orgId)))
     throw notFound('Organization settings.org_id');
+  await checkScopes(trx, ctx.actor.orgId, settings.value);
   return settings.value;
 }
 
@@ -120,6 +122,9 @@ function toColumns(settings: NormalizedSettings, channel: Channel) {
     channel_type: channel.channelType,
     webhook_id: channel.webhookId,
     email_channel_id: channel.emailChannelId,
+    scope_node_id: settings.scopes.nodeId,
+    scope_tunnel_id: settings.scopes.tunnelId,
+    scope_service_id: settings.scopes.serviceId,
   };
 }
 
@@ -193,6 +198,9 @@ function storedSettings(row: repo.AlertRow): SettingsInput {
     ...(row.alert_me === null ? {} : { alert_me: row.alert_me }),
     ...(row.duration_minutes === null ? {} : { duration: row.duration_minutes }),
     include_child: row.include_child === 1,
+    node_id: row.scope_node_id,
+    tunnel_id: row.scope_tunnel_id,
+    pod_id: row.scope_service_id,
   };
 }
 
@@ -208,6 +216,9 @@ function present(row: repo.AlertView) {
       alert_me: row.alert_me ?? allConditions(row.type as NotificationType),
       ...(row.duration_minutes === null ? {} : { duration: String(row.duration_minutes) }),
       include_child: row.include_child === 1 ? 'true' : 'false',
+      ...(row.scope_node_id === null ? {} : { node_id: row.scope_node_id }),
+      ...(row.scope_tunnel_id === null ? {} : { tunnel_id: row.scope_tunnel_id }),
+      ...(row.scope_service_id === null ? {} : { pod_id: row.scope_service_id }),
     },
     id: row.id,
     display_type: displayName,

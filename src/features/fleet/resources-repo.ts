@@ -16,12 +16,18 @@ export async function resourcesOfNode(
   table: ResourceTable,
   nodeId: string,
 ): Promise<StoredWithSequence[]> {
-  const rows = await db
-    .selectFrom(table)
-    .select(['id', 'key', 'name', 'sequence', `${STATE_COLUMN[table]} as state`])
+  if (table === 'tunnels') {
+    return db
+      .selectFrom('tunnels')
+      .select(['id', 'key', 'name', 'sequence', 'state', 'peer_node_id as peer'])
+      .where('node_id', '=', nodeId)
+      .execute();
+  }
+  return db
+    .selectFrom('services')
+    .select(['id', 'key', 'name', 'sequence', 'status as state'])
     .where('node_id', '=', nodeId)
     .execute();
-  return rows;
 }
 
 export interface NewResource {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { contextOf } from '../../http/auth.js';
 import { sendSerializedOnce } from '../../http/send-once.js';
 import type { App } from '../../http/types.js';
-import { IdParams, responses } from '../../http/schemas.js';
+import { DeleteWithAlertsAnswer, IdParams, responses } from '../../http/schemas.js';
 import { foldAlias } from '../../http/aliases.js';
 import * as schemas from './schemas.js';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './service.js';
@@ -139,7 +139,7 @@ export async function webhookRoutes(app: App): Promise<void> {
               : ''),
           params: IdParams,
           querystring: schemas.DeleteQuery,
-          response: responses({ 200: schemas.DeleteAnswer }, [400, 401, 403, 404, 409]),
+          response: responses({ 200: DeleteWithAlertsAnswer }, [400, 401, 403, 404, 409]),
         },
       },
       async (request) => deleteWebhook(contextOf(request), request.params.id, request.query.force === 'true'),

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { aliasDescription } from '../../http/aliases.js';
+import { forceQuery } from '../../http/schemas.js';
 import { NOTIFICATION_TYPES } from '../../notifications/types.js';
 
 const StringMap = (description: string, maxProperties: number, valueMax: number) =>
@@ -119,20 +120,6 @@ export const TestAnswer = Type.Object({
   ),
 });
 
-export const DeleteQuery = Type.Object(
-  {
-    force: Type.Optional(
-      Type.Union([Type.Literal('true'), Type.Literal('false')], {
-        description: 'true removes the alerts that use the webhook too, in one transaction.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
+export const DeleteQuery = forceQuery(
+  'true removes the alerts that use the webhook too, in one transaction.',
 );
-
-export const DeleteAnswer = Type.Object({
-  id: Type.String(),
-  message: Type.String(),
-  status: Type.Literal('SUCCESS'),
-  removed_alert_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only with force=true.' })),
-});

@@ -1,3 +1,4 @@
+import { removalAnswer } from '../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../context.js';
 import type { WebhookDisabledReason } from '../../db/types.js';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
@@ -169,12 +170,7 @@ export async function deleteWebhook(ctx: ServiceContext, id: string, force: bool
     }
     await deleteAlerts(trx, alertIds);
     await repo.deleteWebhook(trx, id);
-    return {
-      id,
-      status: 'SUCCESS' as const,
-      message: alertIds.length > 0 ? `Webhook deleted with ${alertIds.length} alert(s).` : 'Webhook deleted.',
-      ...(force ? { removed_alert_ids: alertIds } : {}),
-    };
+    return removalAnswer(id, 'Webhook', 'deleted', force, alertIds);
   });
 }
 

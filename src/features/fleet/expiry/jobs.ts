@@ -48,25 +48,34 @@ export async function scheduleCertificateChecks(
   }
 }
 
-/** A node that became UNREACHABLE gets its headless checks (80 % and all of max_headless_time). */
+/** Nodes that became UNREACHABLE at `since` get their headless checks (80 % and all of max_headless_time). */
 export async function scheduleHeadlessChecks(
   jobs: JobQueue,
   db: Executor,
-  node: { id: string; max_headless_time: number },
+  nodes: readonly { id: string; max_headless_time: number }[],
   since: number,
 ): Promise<void> {
-  const end = since + node.max_headless_time * MINUTE_MS;
-  for (const threshold of THRESHOLDS) {
-    const payload: HeadlessCheck = { nodeId: node.id, since, threshold };
-    const key = `${node.id}:${threshold}`;
-    await jobs.cancel(db, HEADLESS_EXPIRY_CHECK, key);
-    await jobs.enqueue(db, HEADLESS_EXPIRY_CHECK, payload, { key, runAt: at(since, end, threshold) });
-  }
+  const keys = nodes.flatMap((node) => THRESHOLDS.map((threshold) => `${node.id}:${threshold}`));
+  await jobs.cancelMany(db, HEADLESS_EXPIRY_CHECK, keys);
+  await jobs.enqueueMany(
+    db,
+    nodes.flatMap((node) =>
+      THRESHOLDS.map((threshold) => {
+        const payload: HeadlessCheck = { nodeId: node.id, since, threshold };
+        const runAt = at(since, since + node.max_headless_time * MINUTE_MS, threshold);
+        return { kind: HEADLESS_EXPIRY_CHECK, payload, options: { key: `${node.id}:${threshold}`, runAt } };
+      }),
+    ),
+  );
 }
 
 /** A node that reports again is not headless: its checks go. */
 export async function cancelHeadlessChecks(jobs: JobQueue, db: Executor, nodeId: string): Promise<void> {
-  for (const threshold of THRESHOLDS) await jobs.cancel(db, HEADLESS_EXPIRY_CHECK, `${nodeId}:${threshold}`);
+  await jobs.cancelMany(
+    db,
+    HEADLESS_EXPIRY_CHECK,
+    THRESHOLDS.map((threshold) => `${nodeId}:${threshold}`),
+  );
 }
 
 /**

@@ -2,68 +2,74 @@ import type { AppContext } from '../../../context.js';
 import type { JobHandler } from '../../../jobs/worker.js';
 import { newId } from '../../../lib/ids.js';
 import { scheduleHeadlessChecks } from '../expiry/jobs.js';
+import { HEARTBEAT_FLUSH_MS } from '../reports/heartbeats.js';
 import { insertEvents } from '../resources-repo.js';
 
 export const LIVENESS_SWEEP = 'fleet.liveness';
-/** How often the sweep runs: a silent node is UNREACHABLE within the timeout plus this (and the poll). */
-export const SWEEP_EVERY_MS = 4_000;
+/**
+ * How often the sweep runs. A silent node is UNREACHABLE within the timeout, plus the heartbeat flush
+ * the sweep allows for, plus this: NODE_HEARTBEAT_TIMEOUT_S + 4 s (contract §6 allows 5).
+ */
+export const SWEEP_EVERY_MS = 3_000;
 const BATCH = 500;
 
 /**
  * Turns ALIVE nodes that have not reported for NODE_HEARTBEAT_TIMEOUT_S into UNREACHABLE, each with its
- * NODE_STATE_CHANGE event in the same transaction (contract §6). A NEW node is never judged. Nobody is
+ * NODE_STATE_CHANGE event, a batch per transaction (contract §6). A NEW node is never judged. Nobody is
  * judged until a full timeout has passed since `judgingFrom` (when this worker started): after edgewatch
- * was down, reports that could not arrive are not held against the nodes. Returns how many it turned.
+ * was down, reports that could not arrive are not held against the nodes. A report may wait in an API
+ * process's heartbeat buffer for up to HEARTBEAT_FLUSH_MS, so silence is counted from that much later.
+ * Returns how many nodes it turned.
  */
 export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Promise<number> {
   const now = ctx.clock.now();
   const timeoutMs = ctx.config.nodeHeartbeatTimeoutS * 1_000;
   if (now - judgingFrom < timeoutMs) return 0;
+  const silentSince = now - timeoutMs - HEARTBEAT_FLUSH_MS;
   let turned = 0;
   for (;;) {
-    const silent = await ctx.db
-      .selectFrom('nodes')
-      .select(['id', 'org_id', 'name', 'last_seen_at', 'sequence', 'max_headless_time'])
-      .where('node_state', '=', 'ALIVE')
-      .where('last_seen_at', '<', now - timeoutMs)
-      .orderBy('last_seen_at')
-      .limit(BATCH)
-      .execute();
-    for (const node of silent) {
-      const lastSeen = node.last_seen_at ?? now;
-      await ctx.db.transaction().execute(async (trx) => {
-        // Only if no report arrived meanwhile: the state, the last report and the sequence are as read.
-        const result = await trx
-          .updateTable('nodes')
-          .set({ node_state: 'UNREACHABLE', state_since: now, sequence: node.sequence + 1 })
-          .where('id', '=', node.id)
-          .where('node_state', '=', 'ALIVE')
-          .where('last_seen_at', '=', lastSeen)
-          .where('sequence', '=', node.sequence)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) return;
-        turned += 1;
-        await scheduleHeadlessChecks(ctx.jobs, trx, node, now);
-        await insertEvents(trx, [
-          {
-            id: newId(now),
-            type: 'NODE_STATE_CHANGE',
-            condition: 'UNREACHABLE',
-            org_id: node.org_id,
-            node_id: node.id,
-            resource_kind: 'node',
-            resource_id: node.id,
-            resource_name: node.name,
-            previous_state: 'ALIVE',
-            current_state: 'UNREACHABLE',
-            sequence: node.sequence + 1,
-            occurred_at: lastSeen + timeoutMs,
-            detected_at: now,
-          },
-        ]);
-      });
-    }
-    if (silent.length < BATCH) return turned;
+    const batch = await ctx.db.transaction().execute(async (trx) => {
+      // The state and the silence are checked again on the row itself, so a report that commits
+      // meanwhile keeps its node ALIVE.
+      const nodes = await trx
+        .updateTable('nodes')
+        .set((eb) => ({ node_state: 'UNREACHABLE', state_since: now, sequence: eb('sequence', '+', 1) }))
+        .where('node_state', '=', 'ALIVE')
+        .where('last_seen_at', '<', silentSince)
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('nodes')
+            .select('id')
+            .where('node_state', '=', 'ALIVE')
+            .where('last_seen_at', '<', silentSince)
+            .orderBy('last_seen_at')
+            .limit(BATCH),
+        )
+        .returning(['id', 'org_id', 'name', 'last_seen_at', 'sequence', 'max_headless_time'])
+        .execute();
+      await scheduleHeadlessChecks(ctx.jobs, trx, nodes, now);
+      await insertEvents(
+        trx,
+        nodes.map((node) => ({
+          id: newId(now),
+          type: 'NODE_STATE_CHANGE',
+          condition: 'UNREACHABLE',
+          org_id: node.org_id,
+          node_id: node.id,
+          resource_kind: 'node',
+          resource_id: node.id,
+          resource_name: node.name,
+          previous_state: 'ALIVE',
+          current_state: 'UNREACHABLE',
+          sequence: node.sequence,
+          occurred_at: (node.last_seen_at ?? now - timeoutMs) + timeoutMs,
+          detected_at: now,
+        })),
+      );
+      return nodes.length;
+    });
+    turned += batch;
+    if (batch < BATCH) return turned;
   }
 }
 

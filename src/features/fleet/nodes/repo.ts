@@ -39,6 +39,27 @@ export async function updateNode(db: Executor, id: string, changes: Partial<Node
   await db.updateTable('nodes').set(changes).where('id', '=', id).execute();
 }
 
+/**
+ * After a change to nodes' tunnels or services made outside their reports, their next report is applied
+ * in full rather than taken as a repeat of the last one (reports/digest.ts).
+ */
+export async function forgetReportedState(db: Executor, nodeIds: readonly string[]): Promise<void> {
+  if (nodeIds.length > 0) {
+    await db.updateTable('nodes').set({ report_digest: null }).where('id', 'in', nodeIds).execute();
+  }
+}
+
+/** The nodes with a tunnel to this one. */
+export async function peersOf(db: Executor, nodeId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('tunnels')
+    .select('node_id')
+    .distinct()
+    .where('peer_node_id', '=', nodeId)
+    .execute();
+  return rows.map((row) => row.node_id);
+}
+
 export async function deleteNode(db: Executor, id: string): Promise<boolean> {
   const result = await db.deleteFrom('nodes').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;

@@ -1,7 +1,7 @@
 import { contextOf } from '../../../http/auth.js';
 import { listSchema, pageRequest } from '../../../http/lists.js';
 import type { App } from '../../../http/types.js';
-import { IdParams, responses, SuccessMessage } from '../../../http/schemas.js';
+import { DeleteWithAlertsAnswer, IdParams, responses } from '../../../http/schemas.js';
 import * as schemas from './schemas.js';
 import { deleteNode, editNode, getNode, listNodes, registerNode, renewNodeToken } from './service.js';
 
@@ -82,12 +82,16 @@ export async function nodeRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: 'Remove a node with its tunnels and services',
+        description:
+          'Alerts scoped to the node, its tunnels or its services (settings.node_id, tunnel_id, pod_id) and no ' +
+          'force=true → 409, nothing removed. With force=true they are removed too, in the same transaction, ' +
+          'and listed in removed_alert_ids.',
         params: IdParams,
         querystring: schemas.DeleteNodeQuery,
-        response: responses({ 200: SuccessMessage }, [400, 401, 403, 404]),
+        response: responses({ 200: DeleteWithAlertsAnswer }, [400, 401, 403, 404, 409]),
       },
     },
-    async (request) => deleteNode(contextOf(request), request.params.id),
+    async (request) => deleteNode(contextOf(request), request.params.id, request.query.force === 'true'),
   );
 
   app.post(

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { forceQuery } from '../../../http/schemas.js';
 
 const nodeState = (options: { description?: string } = {}) =>
   Type.Union([Type.Literal('NEW'), Type.Literal('ALIVE'), Type.Literal('UNREACHABLE')], options);
@@ -124,14 +125,6 @@ export const NodeListFilters = {
   ),
 };
 
-export const DeleteNodeQuery = Type.Object(
-  {
-    force: Type.Optional(
-      Type.Union([Type.Literal('true'), Type.Literal('false')], {
-        description:
-          'true removes the alerts scoped to the node too (alert scopes arrive with settings.node_id).',
-      }),
-    ),
-  },
-  { additionalProperties: false },
+export const DeleteNodeQuery = forceQuery(
+  'true removes the alerts scoped to the node, its tunnels or its services too, in one transaction.',
 );

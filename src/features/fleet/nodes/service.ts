@@ -1,3 +1,4 @@
+import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../../context.js';
 import { isUniqueViolation } from '../../../db/connect.js';
 import type { Executor } from '../../../db/types.js';
@@ -63,6 +64,7 @@ export async function registerNode(ctx: ServiceContext, input: NewNode) {
     org_id: orgId,
     name: input.name,
     hardware_serial_number: input.hardware_serial_number ?? null,
+    report_digest: null,
     token_hash: credential.hash,
     labels: JSON.stringify(labels),
     max_headless_time: input.max_headless_time ?? DEFAULT_HEADLESS_MINUTES,
@@ -133,12 +135,17 @@ export async function editNode(ctx: ServiceContext, id: string, edit: NodeEdit) 
   return (await present(ctx, [node]))[0]!;
 }
 
-export async function deleteNode(ctx: ServiceContext, id: string) {
-  await ctx.db.transaction().execute(async (trx) => {
+/** Without force a node that alerts are scoped to stays; with force it goes with them, atomically. */
+export async function deleteNode(ctx: ServiceContext, id: string, force: boolean) {
+  const removed = await ctx.db.transaction().execute(async (trx) => {
     await visibleNode(ctx, trx, id);
+    const alertIds = await releaseScopedAlerts(trx, { node: id }, 'node', force);
+    // Their tunnels lose this peer: their next report must be applied, not taken as a repeat.
+    await repo.forgetReportedState(trx, await repo.peersOf(trx, id));
     await repo.deleteNode(trx, id);
+    return alertIds;
   });
-  return { id, message: 'Node deleted.', status: 'SUCCESS' as const };
+  return removalAnswer(id, 'Node', 'deleted', force, removed);
 }
 
 /** A new credential; the old one stops working when this commits. */

@@ -41,26 +41,29 @@ export function addressChanges(
   return changes;
 }
 
-/** A tunnel or service as stored, and as reported. */
+/** A tunnel or service as stored, and as reported; `peer` is a tunnel's peer node (services have none). */
 export interface StoredResource {
   id: string;
   key: string;
   name: string;
   state: string;
+  peer?: string | null;
 }
 
 export interface ReportedResource {
   key: string;
   name: string;
   state: string;
+  peer?: string | null;
 }
 
 export interface ResourcePlan {
   /** Reported for the first time: inserted, with an event. */
   added: ReportedResource[];
-  /** A different state: updated, with an event; a new name alone is updated without one. */
+  /** A different state: updated, with an event. */
   changed: { stored: StoredResource; reported: ReportedResource }[];
-  renamed: { stored: StoredResource; reported: ReportedResource }[];
+  /** The same state under a new name or with another peer: updated without an event. */
+  updated: { stored: StoredResource; reported: ReportedResource }[];
 }
 
 /** What a report does to a node's tunnels or services; those it does not list are unchanged. Pure. */
@@ -69,12 +72,13 @@ export function planResources(
   reported: readonly ReportedResource[],
 ): ResourcePlan {
   const byKey = new Map(stored.map((resource) => [resource.key, resource]));
-  const plan: ResourcePlan = { added: [], changed: [], renamed: [] };
+  const plan: ResourcePlan = { added: [], changed: [], updated: [] };
   for (const resource of reported) {
     const known = byKey.get(resource.key);
     if (known === undefined) plan.added.push(resource);
     else if (known.state !== resource.state) plan.changed.push({ stored: known, reported: resource });
-    else if (known.name !== resource.name) plan.renamed.push({ stored: known, reported: resource });
+    else if (known.name !== resource.name || (known.peer ?? null) !== (resource.peer ?? null))
+      plan.updated.push({ stored: known, reported: resource });
   }
   return plan;
 }

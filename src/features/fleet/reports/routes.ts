@@ -4,12 +4,12 @@ import { responses } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
 import { sha256Hex } from '../../../lib/tokens.js';
 import { ReportBody, ReportAnswer } from './schemas.js';
-import { applyReport } from './service.js';
+import { receiveReport, type ReportingNode } from './service.js';
 
 const REPORTS_PER_SECOND = 10;
 
 /** The node behind an X-NODE-TOKEN, or 401. A user's API key does not work here. */
-async function authenticateNode(request: FastifyRequest): Promise<string> {
+async function authenticateNode(request: FastifyRequest): Promise<ReportingNode> {
   const header = request.headers['x-node-token'];
   const token = Array.isArray(header) ? header[0] : header;
   if (token === undefined || token === '') {
@@ -17,11 +17,11 @@ async function authenticateNode(request: FastifyRequest): Promise<string> {
   }
   const node = await request.server.ctx.db
     .selectFrom('nodes')
-    .select('id')
+    .select(['id', 'node_state', 'report_digest'])
     .where('token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
   if (node === undefined) throw unauthorized('The node token is unknown or has been replaced.');
-  return node.id;
+  return node;
 }
 
 export async function reportRoutes(app: App): Promise<void> {
@@ -37,7 +37,7 @@ export async function reportRoutes(app: App): Promise<void> {
     recent.set(nodeId, times);
     if (recent.size > 100_000) recent.delete(recent.keys().next().value as string);
   };
-  const nodeOf = new WeakMap<FastifyRequest, string>();
+  const nodeOf = new WeakMap<FastifyRequest, ReportingNode>();
 
   app.post(
     '/api/v1/agent/report',
@@ -55,15 +55,19 @@ export async function reportRoutes(app: App): Promise<void> {
         response: responses({ 200: ReportAnswer }, [400, 401, 413, 415, 429]),
       },
       onRequest: async (request) => {
-        const nodeId = await authenticateNode(request);
-        admit(nodeId, Date.now());
-        nodeOf.set(request, nodeId);
+        const node = await authenticateNode(request);
+        admit(node.id, Date.now());
+        nodeOf.set(request, node);
       },
       preValidation: (request, _reply, done) => {
         if (request.body === undefined) request.body = {};
         done();
       },
     },
-    async (request) => applyReport(request.server.ctx, nodeOf.get(request) ?? '', request.body),
+    async (request) => {
+      const node = nodeOf.get(request);
+      if (node === undefined) throw unauthorized('A node token is required.');
+      return receiveReport(request.server.ctx, request.server.heartbeats, node, request.body);
+    },
   );
 }

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { contextOf } from '../../../http/auth.js';
 import { listSchema, pageRequest } from '../../../http/lists.js';
-import { IdParams, responses, SuccessMessage } from '../../../http/schemas.js';
+import { DeleteWithAlertsAnswer, forceQuery, IdParams, responses } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
 import { deleteResource, getResource, listResources } from './service.js';
 
@@ -29,6 +29,7 @@ const KINDS = [
     table: 'tunnels' as const,
     plural: 'tunnel',
     what: 'tunnel',
+    scope: 'tunnel_id',
     filter: 'state',
     item: Type.Object({
       ...common,
@@ -41,6 +42,7 @@ const KINDS = [
     table: 'services' as const,
     plural: 'service',
     what: 'service',
+    scope: 'pod_id',
     filter: 'status',
     item: Type.Object({ ...common, status: ServiceStatus }),
     states: ServiceStatus as TSchema,
@@ -111,11 +113,17 @@ export async function resourceRoutes(app: App): Promise<void> {
         schema: {
           tags: ['fleet'],
           summary: `Forget a ${kind.what} until a report lists it again`,
+          description:
+            `The next report that lists it makes it a new ${kind.what} (a new id, a first-sighting event). ` +
+            `Alerts scoped to it (settings.${kind.scope}) and no force=true → 409, nothing removed; with ` +
+            'force=true they are removed too, in the same transaction, and listed in removed_alert_ids.',
           params: IdParams,
-          response: responses({ 200: SuccessMessage }, [401, 403, 404]),
+          querystring: forceQuery(`true removes the alerts scoped to the ${kind.what} too.`),
+          response: responses({ 200: DeleteWithAlertsAnswer }, [400, 401, 403, 404, 409]),
         },
       },
-      async (request) => deleteResource(contextOf(request), kind.table, request.params.id),
+      async (request) =>
+        deleteResource(contextOf(request), kind.table, request.params.id, request.query.force === 'true'),
     );
   }
 }

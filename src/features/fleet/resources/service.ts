@@ -1,3 +1,5 @@
+import { forgetReportedState } from '../nodes/repo.js';
+import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import { sql } from 'kysely';
 import type { ServiceContext } from '../../../context.js';
 import { paginate } from '../../../db/paginate.js';
@@ -104,13 +106,18 @@ export async function getResource(ctx: ServiceContext, table: ResourceTable, id:
   return present(table, row, (await peers(ctx.db, table, [id])).get(id) ?? null);
 }
 
-/** Forgets a tunnel or service until a report lists it again (as a first sighting). */
-export async function deleteResource(ctx: ServiceContext, table: ResourceTable, id: string) {
-  await visibleResource(ctx, table, id);
-  await ctx.db.deleteFrom(table).where('id', '=', id).execute();
-  return {
-    id,
-    message: `${WHAT[table]} forgotten until a report lists it again.`,
-    status: 'SUCCESS' as const,
-  };
+/**
+ * Forgets a tunnel or service until a report lists it again (as a first sighting, with a new id). Alerts
+ * scoped to it → 409 unless `force`, which removes them too.
+ */
+export async function deleteResource(ctx: ServiceContext, table: ResourceTable, id: string, force: boolean) {
+  const row = await visibleResource(ctx, table, id);
+  const target = table === 'tunnels' ? { tunnel: id } : { service: id };
+  const removed = await ctx.db.transaction().execute(async (trx) => {
+    const alertIds = await releaseScopedAlerts(trx, target, WHAT[table].toLowerCase(), force);
+    await trx.deleteFrom(table).where('id', '=', id).execute();
+    await forgetReportedState(trx, [row.node_id]);
+    return alertIds;
+  });
+  return removalAnswer(id, WHAT[table], 'forgotten until a report lists it again', force, removed);
 }
