@@ -15,6 +15,19 @@ import { isoUtc } from '../lib/clock.js';
 import { SEND_EMAIL } from '../mail/mailer.js';
 import { RoleError, ROLES, serve, type Role } from '../server.js';
 import { createWorker } from '../worker.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_FLAP_RATE,
+  DEFAULT_INTERVAL,
+  DEFAULT_NODES,
+  DEFAULT_URL,
+  KEY_VARIABLE,
+  OptionError,
+  parseSimulateOptions,
+  type RawSimulateOptions,
+} from '../simulator/options.js';
+import { terminalProgress, type ProgressOutput } from '../simulator/progress.js';
+import { simulate, SimulatorError } from '../simulator/simulate.js';
 
 export interface CliIo {
   out(line: string): void;
@@ -30,6 +43,9 @@ export const processIo: CliIo = {
 
 /** An expected failure: printed as one line, exit code 1, no stack trace. */
 export class CliError extends Error {}
+
+/** An option with a value that cannot be used: printed as one line, exit code 2. */
+export class UsageError extends Error {}
 
 function config(io: CliIo): Config {
   return loadConfig(io.env);
@@ -205,6 +221,51 @@ export function buildProgram(io: CliIo = processIo): Command {
       });
     });
 
+  program
+    .command('simulate')
+    .description(
+      'Simulate a fleet against a running service: register nodes (or reuse those registered before), ' +
+        'then report for them with random tunnel and service flaps',
+    )
+    .option('--url <url>', 'the service', DEFAULT_URL)
+    .option('--key <key>', `an API key allowed fleet:read and fleet:write (default: $${KEY_VARIABLE})`)
+    .option('--nodes <n>', 'how many nodes: sim-node-1 … sim-node-<n>', DEFAULT_NODES)
+    .option(
+      '--interval <time>',
+      'each node reports once per interval, spread evenly (30, 30s, 500ms, 1m)',
+      DEFAULT_INTERVAL,
+    )
+    .option(
+      '--flap-rate <rate>',
+      'the chance per report that a tunnel or service goes down for an interval',
+      DEFAULT_FLAP_RATE,
+    )
+    .option('--duration <time>', 'stop after reporting this long (default: until Ctrl-C or SIGTERM)')
+    .option('--concurrency <n>', 'requests under way at most', DEFAULT_CONCURRENCY)
+    .action(async (raw: RawSimulateOptions) => {
+      let options;
+      try {
+        options = parseSimulateOptions(raw, io.env);
+      } catch (error) {
+        throw error instanceof OptionError ? new UsageError(error.message) : error;
+      }
+      const progress: ProgressOutput =
+        io === processIo ? terminalProgress(process.stderr) : { line: (text) => io.err(text) };
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      // Once each: the same signal a second time ends the process at once.
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        await simulate(options, { out: (line) => io.out(line), progress }, stop.signal);
+      } catch (error) {
+        throw error instanceof SimulatorError ? new CliError(error.message) : error;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+
   return program;
 }
 
@@ -218,6 +279,10 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     if (error instanceof CliError || error instanceof ConfigError) {
       io.err(error.message);
       return 1;
+    }
+    if (error instanceof UsageError) {
+      io.err(error.message);
+      return 2;
     }
     const code = (error as { code?: string; exitCode?: number }).code;
     if (typeof code === 'string' && code.startsWith('commander.'))
