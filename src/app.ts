@@ -1,3 +1,4 @@
+import { notificationRoutes } from './features/notifications/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -173,5 +174,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(reportRoutes);
   await app.register(eventRoutes);
   await app.register(resourceRoutes);
+  await app.register(notificationRoutes);
   return app;
 }

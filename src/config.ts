@@ -28,6 +28,12 @@ export interface Config {
   nodeReportIntervalS: number;
   /** Silence after which a node is UNREACHABLE. */
   nodeHeartbeatTimeoutS: number;
+  /** One notification request, connect to last byte. */
+  deliveryTimeoutMs: number;
+  /** Notification requests in flight per webhook, per worker process. */
+  deliveryConcurrencyPerWebhook: number;
+  /** The wait after the 1st, 2nd, … consecutive failed request to a webhook; the last repeats. */
+  deliveryRetryScheduleMs: number[];
 }
 
 export class ConfigError extends Error {
@@ -57,6 +63,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (value < min || value > max)
     throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `5s,30s,2m,1h`: each a whole number with a unit (ms, s, m, h); `0` alone is allowed. */
+function durationList(env: Env, name: string, fallback: string): number[] {
+  const raw = read(env, name) ?? fallback;
+  return raw.split(',').map((part) => {
+    const item = part.trim();
+    if (item === '0') return 0;
+    const match = /^(\d+)(ms|s|m|h)$/.exec(item);
+    if (match === null) {
+      throw new ConfigError(name, `must be durations like 5s,30s,2m,1h (units ms, s, m, h), got "${item}"`);
+    }
+    return Number(match[1]) * UNIT_MS[match[2]!]!;
+  });
 }
 
 function databaseTarget(env: Env): DatabaseTarget {
@@ -160,5 +182,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
     nodeReportIntervalS: integer(env, 'NODE_REPORT_INTERVAL_S', 30, 1, 86_400),
     nodeHeartbeatTimeoutS: integer(env, 'NODE_HEARTBEAT_TIMEOUT_S', 90, 1, 86_400),
+    deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 5_000, 1, 600_000),
+    deliveryConcurrencyPerWebhook: integer(env, 'DELIVERY_CONCURRENCY_PER_WEBHOOK', 8, 1, 1_000),
+    deliveryRetryScheduleMs: durationList(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h'),
   };
 }

@@ -1,13 +1,22 @@
 import type { AppContext } from './context.js';
 import { expiryJobs } from './features/fleet/expiry/jobs.js';
 import { livenessJob } from './features/fleet/liveness/sweep.js';
+import { webhookDeliveryJob } from './features/deliveries/deliver-job.js';
+import { alertCheckJob } from './features/notifications/check-job.js';
 import { pruneRetentionJob } from './features/retention/prune.js';
 import type { JobHandler } from './jobs/worker.js';
 import { Worker } from './jobs/worker.js';
 
 /** Every kind of background work, with its handler: the worker role's composition, as app.ts is the API's. */
 export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
-  return [ctx.mailer.sendJob(), pruneRetentionJob(ctx), livenessJob(ctx), ...expiryJobs(ctx)];
+  return [
+    ctx.mailer.sendJob(),
+    pruneRetentionJob(ctx),
+    livenessJob(ctx),
+    ...expiryJobs(ctx),
+    alertCheckJob(ctx),
+    webhookDeliveryJob(ctx),
+  ];
 }
 
 /** A worker for this process over the shared context, running every kind (or the ones named). */

@@ -36,7 +36,21 @@ describe('defaults', () => {
       eventRetentionDays: 30,
       nodeReportIntervalS: 30,
       nodeHeartbeatTimeoutS: 90,
+      deliveryTimeoutMs: 5_000,
+      deliveryConcurrencyPerWebhook: 8,
+      deliveryRetryScheduleMs: [
+        5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000,
+      ],
     });
+  });
+
+  it('reads a delivery retry schedule with units, and 0', () => {
+    expect(loadConfig({ DELIVERY_RETRY_SCHEDULE: '250ms, 0, 2s,1m,1h' }).deliveryRetryScheduleMs).toEqual([
+      250, 0, 2_000, 60_000, 3_600_000,
+    ]);
+    expect(() => loadConfig({ DELIVERY_RETRY_SCHEDULE: '5s,soon' })).toThrow(
+      'Invalid configuration: DELIVERY_RETRY_SCHEDULE must be durations like 5s,30s,2m,1h (units ms, s, m, h), got "soon"',
+    );
   });
 
   it('derives the public URL from the port', () => {

@@ -618,9 +618,13 @@ describe('test operation', () => {
     expect(Object.keys(payload).sort()).toEqual(
       [
         'alert',
+        'condition',
         'current_state',
+        'display_type',
         'id',
         'message',
+        'node',
+        'sequence',
         'occurred_at',
         'organization',
         'previous_state',
@@ -708,6 +712,9 @@ describe('headers stored before the header rules refused them', () => {
         is_enabled: enabled ? 1 : 0,
         disabled_reason: enabled ? null : 'unverified',
         consecutive_failures: 0,
+        retry_at: null,
+        last_failure_at: null,
+        probe_until: null,
         created_at: now,
         updated_at: now,
       });

@@ -10,6 +10,7 @@ import * as jobs from './migrations/0007_jobs.js';
 import * as fleet from './migrations/0008_fleet.js';
 import * as alertScopes from './migrations/0009_alert_scopes.js';
 import * as reportDigest from './migrations/0010_report_digest.js';
+import * as notifications from './migrations/0011_notifications.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0008_fleet': fleet,
   '0009_alert_scopes': alertScopes,
   '0010_report_digest': reportDigest,
+  '0011_notifications': notifications,
 };
 
 export interface MigrationReport {

@@ -86,8 +86,69 @@ export interface WebhooksTable {
   is_enabled: number;
   disabled_reason: WebhookDisabledReason | null;
   consecutive_failures: number;
+  /** While failing: nothing is sent before this time (the n-th delay of DELIVERY_RETRY_SCHEDULE). */
+  retry_at: number | null;
+  /** When the last counted failure was recorded: requests started before it do not count again. */
+  last_failure_at: number | null;
+  /** While a probe request is under way after a failure, the others wait until this time. */
+  probe_until: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed';
+
+export interface NotificationsTable {
+  id: string;
+  user_id: string;
+  alert_id: string;
+  alert_name: string;
+  event_id: string;
+  type: string;
+  condition: string;
+  org_id: string;
+  node_id: string;
+  channel_type: 'email' | 'webhook';
+  webhook_id: string | null;
+  /** The e-mail in email_outbox, for an e-mail alert. */
+  email_id: string | null;
+  status: NotificationStatus;
+  /** Why it was suppressed (or expired). */
+  reason: string | null;
+  /** The body sent (JSON text), the same on every retry. */
+  payload: string;
+  occurred_at: number;
+  created_at: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'held' | 'expired';
+
+export interface DeliveriesTable {
+  /** Sent as X-Service-Delivery, the same on every retry. */
+  id: string;
+  notification_id: string;
+  webhook_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: number | null;
+  next_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  at: number;
+  duration_ms: number;
+  status_code: number | null;
+  /** The failure kind (net/ errors, or bad_status) when the request failed. */
+  failure: string | null;
+  error: string | null;
+  /** The first KiB of the answer. */
+  response: string | null;
 }
 
 export interface EmailChannelsTable {
@@ -225,6 +286,9 @@ export interface Database {
   tunnels: TunnelsTable;
   services: ServicesTable;
   fleet_events: FleetEventsTable;
+  notifications: NotificationsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -76,6 +76,7 @@ export async function claimDue(
     .where('state', '=', 'queued')
     .where('run_at', '<=', options.now)
     .orderBy('run_at')
+    .orderBy('id')
     .limit(options.limit);
   if (options.skipLocked) due = due.forUpdate().skipLocked();
   const claimed = await db

@@ -47,7 +47,8 @@ export class Mailer {
     this.transport = options.smtpUrl === undefined ? undefined : nodemailer.createTransport(options.smtpUrl);
   }
 
-  async enqueue(db: Executor, email: OutgoingEmail): Promise<void> {
+  /** Writes the e-mail to the outbox with its send job, in the caller's transaction; its outbox id. */
+  async enqueue(db: Executor, email: OutgoingEmail): Promise<string> {
     const now = this.options.clock.now();
     const id = newId(now);
     await repo.insertOutbox(db, {
@@ -64,6 +65,7 @@ export class Mailer {
     });
     const payload: SendEmailPayload = { outboxId: id };
     await this.options.jobs.enqueue(db, SEND_EMAIL, payload, { maxAttempts: EMAIL_MAX_ATTEMPTS, key: id });
+    return id;
   }
 
   /** The job handler that sends one outbox message. */
@@ -90,7 +92,7 @@ export class Mailer {
         { email: { id: row.id, to: row.recipient, subject: row.subject } },
         `e-mail (no SMTP_URL configured, kept in the outbox):\n${row.body_text}`,
       );
-      await repo.markDone(db, row.id, 'logged', clock.now());
+      await this.settle(row.id, 'logged');
       return;
     }
     try {
@@ -104,7 +106,10 @@ export class Mailer {
       const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
       const lastTry = run.attempt >= run.maxAttempts;
       const retryAt = clock.now() + backoffDelay(run.attempt, EMAIL_BACKOFF);
-      await repo.markFailed(db, row.id, message, lastTry ? 'failed' : 'pending', retryAt);
+      await db.transaction().execute(async (trx) => {
+        await repo.markFailed(trx, row.id, message, lastTry ? 'failed' : 'pending', retryAt);
+        if (lastTry) await repo.settleNotification(trx, row.id, 'failed');
+      });
       logger.warn(
         { email: { id: row.id }, err: message },
         lastTry ? 'e-mail send failed for good' : 'e-mail send failed; will retry',
@@ -112,6 +117,15 @@ export class Mailer {
       // The outbox shows the next try, and the job keeps to it.
       throw lastTry ? new PermanentJobFailure(message) : new RetryJobAt(retryAt, message);
     }
-    await repo.markDone(db, row.id, 'sent', clock.now());
+    await this.settle(row.id, 'sent');
+  }
+
+  /** Marks the message done and, in the same transaction, a notification it carries as delivered. */
+  private async settle(outboxId: string, status: 'sent' | 'logged'): Promise<void> {
+    const { db, clock } = this.options;
+    await db.transaction().execute(async (trx) => {
+      await repo.markDone(trx, outboxId, status, clock.now());
+      await repo.settleNotification(trx, outboxId, 'delivered');
+    });
   }
 }

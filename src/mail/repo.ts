@@ -38,6 +38,15 @@ export async function markFailed(
     .execute();
 }
 
+/** The notification this e-mail carries, if any, takes the e-mail's outcome. */
+export async function settleNotification(
+  db: Executor,
+  emailId: string,
+  status: 'delivered' | 'failed',
+): Promise<void> {
+  await db.updateTable('notifications').set({ status }).where('email_id', '=', emailId).execute();
+}
+
 export async function listOutbox(db: Executor): Promise<OutboxRow[]> {
   return db.selectFrom('email_outbox').selectAll().orderBy('created_at').orderBy('id').execute();
 }

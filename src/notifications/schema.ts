@@ -6,8 +6,17 @@ export const NotificationSchema = Type.Object(
   {
     id: Type.String({ description: 'Event id; the same event sent to several channels keeps it.' }),
     type: Type.Union(NOTIFICATION_TYPES.map((type) => Type.Literal(type))),
+    display_type: Type.String({ description: 'A person\'s name for the type, e.g. "Node state change".' }),
+    condition: Type.String({ description: 'The alert_me value the event matched (contract §4).' }),
+    sequence: Type.Integer({
+      description: "Per resource, strictly increasing: order a resource's notifications by it.",
+    }),
     occurred_at: Type.String({ description: 'ISO 8601, UTC.' }),
     organization: Type.Object({ id: Type.String(), name: Type.String() }),
+    node: Type.Object(
+      { id: Type.String(), name: Type.String() },
+      { description: 'The node the resource is or is on.' },
+    ),
     resource: Type.Object({
       kind: Type.Union([Type.Literal('node'), Type.Literal('tunnel'), Type.Literal('service')]),
       id: Type.String(),

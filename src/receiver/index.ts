@@ -23,10 +23,19 @@ export type NotificationType = keyof typeof NOTIFICATION_CONDITIONS;
 
 /** The body of every notification (docs/notifications.md), the same shape for all seven types. */
 export interface NotificationBody {
+  /** The event's id: the same event sent to several alerts or channels keeps it. */
   id: string;
   type: NotificationType;
+  /** A person's name for the type, e.g. "Node state change". */
+  display_type: string;
+  /** The `alert_me` value the event matched. */
+  condition: string;
+  /** Per resource, strictly increasing: order a resource's notifications by it. */
+  sequence: number;
   occurred_at: string;
   organization: { id: string; name: string };
+  /** The node the resource is (or is on). */
+  node: { id: string; name: string };
   resource: { kind: 'node' | 'tunnel' | 'service'; id: string; name: string };
   previous_state: string | null;
   current_state: string;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { paginate } from '../../db/paginate.js';
 import type { Executor, OrganizationsTable } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
@@ -82,4 +83,31 @@ export async function isInSubtree(db: Executor, ancestorId: string, orgId: strin
     .where('id', '=', ancestorId)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** An organization and those above it, nearest first, with their names. */
+export async function ancestry(db: Executor, orgId: string): Promise<{ id: string; name: string }[]> {
+  const rows = await db
+    .withRecursive('chain(id, name, parent_id, depth)', (qb) =>
+      qb
+        .selectFrom('organizations')
+        .select(['id', 'name', 'parent_id', sql<number>`0`.as('depth')])
+        .where('id', '=', orgId)
+        .unionAll((sub) =>
+          sub
+            .selectFrom('organizations')
+            .innerJoin('chain', 'chain.parent_id', 'organizations.id')
+            .select([
+              'organizations.id',
+              'organizations.name',
+              'organizations.parent_id',
+              sql<number>`chain.depth + 1`.as('depth'),
+            ]),
+        ),
+    )
+    .selectFrom('chain')
+    .select(['id', 'name'])
+    .orderBy('depth')
+    .execute();
+  return rows;
 }

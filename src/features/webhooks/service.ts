@@ -66,6 +66,9 @@ export async function createWebhook(
     is_enabled: 0,
     disabled_reason: 'unverified',
     consecutive_failures: 0,
+    retry_at: null,
+    last_failure_at: null,
+    probe_until: null,
     created_at: now,
     updated_at: now,
   };

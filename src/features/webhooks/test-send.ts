@@ -51,7 +51,7 @@ export async function testWebhook(
   const body = JSON.stringify(
     samplePayload(type, {
       eventId: newId(now),
-      occurredAt: new Date(now).toISOString(),
+      occurredAt: now,
       organization: { id: org.id, name: org.name },
     }),
   );

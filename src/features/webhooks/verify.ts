@@ -1,3 +1,4 @@
+import { releaseHeld } from '../deliveries/release.js';
 import type { ServiceContext } from '../../context.js';
 import { conflict } from '../../http/errors.js';
 import { OutboundError } from '../../net/outbound.js';
@@ -51,7 +52,10 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
   if (problem !== undefined) return failed(problem);
   const enabled = await ctx.db.transaction().execute(async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
-    return enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
+    const done = await enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
+    // Held notifications go out once the endpoint is proven again, in the transaction that says so.
+    if (done) await releaseHeld(ctx, trx, id);
+    return done;
   });
   if (!enabled) {
     // Changed meanwhile: deleted (404) and enabled by another verify (409) answer as they would have

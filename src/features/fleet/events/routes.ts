@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { contextOf } from '../../../http/auth.js';
+import { InstantQuery as Instant } from '../../../http/instants.js';
 import { listSchema, pageRequest } from '../../../http/lists.js';
 import type { App } from '../../../http/types.js';
 import { NOTIFICATION_TYPES } from '../../../notifications/types.js';
@@ -23,8 +24,6 @@ const Event = Type.Object({
   occurred_at: Type.String({ description: 'ISO 8601, UTC.' }),
   detected_at: Type.String({ description: 'ISO 8601, UTC: when edgewatch found the change.' }),
 });
-
-const Instant = Type.String({ minLength: 1, maxLength: 40, description: 'ISO 8601, or epoch milliseconds.' });
 
 const filters = {
   org_id: Type.Optional(

@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../../../context.js';
-import { badRequest, notFound } from '../../../http/errors.js';
+import { notFound } from '../../../http/errors.js';
+import { instant } from '../../../http/instants.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { isInSubtree } from '../../orgs/repo.js';
@@ -14,18 +15,6 @@ export interface EventListQuery {
   resource_kind?: string;
   start_date?: string;
   end_date?: string;
-}
-
-/** ISO 8601 or epoch milliseconds, as the published client sends either. */
-function instant(field: 'start_date' | 'end_date', value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const time = /^\d{1,16}$/.test(value) ? Number(value) : Date.parse(value);
-  if (Number.isNaN(time)) {
-    throw badRequest(`Invalid query string: "${field}" must be an ISO 8601 time or epoch milliseconds.`, [
-      { field, message: 'must be an ISO 8601 time or epoch milliseconds' },
-    ]);
-  }
-  return time;
 }
 
 export async function listEvents(

@@ -4,7 +4,7 @@ import type { JobQueue } from '../../../jobs/queue.js';
 import type { JobHandler } from '../../../jobs/worker.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
-import { insertEvents } from '../resources-repo.js';
+import { recordEvents } from '../events/record.js';
 
 export const CERT_EXPIRY_CHECK = 'fleet.cert-expiry';
 export const HEADLESS_EXPIRY_CHECK = 'fleet.headless-expiry';
@@ -110,7 +110,7 @@ async function storeExpiryEvent(
     const now = ctx.clock.now();
     const sequence = node.sequence + 1;
     await trx.updateTable('nodes').set({ sequence }).where('id', '=', nodeId).execute();
-    await insertEvents(trx, [
+    await recordEvents(ctx, trx, [
       {
         id: newId(now),
         type,

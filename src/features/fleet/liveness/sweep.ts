@@ -3,7 +3,7 @@ import type { JobHandler } from '../../../jobs/worker.js';
 import { newId } from '../../../lib/ids.js';
 import { scheduleHeadlessChecks } from '../expiry/jobs.js';
 import { HEARTBEAT_FLUSH_MS } from '../reports/heartbeats.js';
-import { insertEvents } from '../resources-repo.js';
+import { recordEvents } from '../events/record.js';
 
 export const LIVENESS_SWEEP = 'fleet.liveness';
 /**
@@ -48,7 +48,8 @@ export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Pr
         .returning(['id', 'org_id', 'name', 'last_seen_at', 'sequence', 'max_headless_time'])
         .execute();
       await scheduleHeadlessChecks(ctx.jobs, trx, nodes, now);
-      await insertEvents(
+      await recordEvents(
+        ctx,
         trx,
         nodes.map((node) => ({
           id: newId(now),

@@ -4,6 +4,7 @@ import type { Executor } from '../../../db/types.js';
 import { newId } from '../../../lib/ids.js';
 import type { NodeRow } from '../nodes/repo.js';
 import { updateNode } from '../nodes/repo.js';
+import { recordEvents } from '../events/record.js';
 import * as resources from '../resources-repo.js';
 import { cancelHeadlessChecks, scheduleCertificateChecks } from '../expiry/jobs.js';
 import { checkPeers, checkReport } from './checks.js';
@@ -177,7 +178,8 @@ export async function applyReport(
     }
 
     await updateNode(trx, node.id, update);
-    await resources.insertEvents(
+    await recordEvents(
+      ctx,
       trx,
       changes.map((change) => ({
         id: newId(now),

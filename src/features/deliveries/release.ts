@@ -1,0 +1,84 @@
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
+import { enqueueDeliveries } from './start.js';
+
+/** Held notifications older than this, or beyond the newest MAX_HELD of a webhook, expire (contract §3). */
+export const HELD_FOR_AT_MOST_MS = 7 * 86_400_000;
+export const MAX_HELD = 1_000;
+
+/** Marks held deliveries (and their notifications) expired: too old, or beyond the newest MAX_HELD. */
+export async function expireHeld(db: Executor, webhookId: string, now: number): Promise<void> {
+  const newest = await db
+    .selectFrom('deliveries')
+    .select('created_at')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(MAX_HELD - 1)
+    .limit(1)
+    .executeTakeFirst();
+  const cutoff = Math.max(now - HELD_FOR_AT_MOST_MS, newest === undefined ? 0 : newest.created_at);
+  const expiring = db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .where('created_at', '<', cutoff);
+  await db
+    .updateTable('notifications')
+    .set({ status: 'expired', reason: 'held_too_long' })
+    .where('id', 'in', db.selectFrom('deliveries').select('notification_id').where('id', 'in', expiring))
+    .execute();
+  await db
+    .updateTable('deliveries')
+    .set({ status: 'expired' })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .where('created_at', '<', cutoff)
+    .execute();
+}
+
+/**
+ * A webhook verified again: its held deliveries go out, oldest first, in the transaction that enables
+ * it. Those held too long expire instead.
+ */
+export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: string): Promise<number> {
+  const now = ctx.clock.now();
+  await expireHeld(trx, webhookId, now);
+  const held = await trx
+    .selectFrom('deliveries')
+    .select(['id', 'notification_id'])
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  if (held.length === 0) return 0;
+  await trx
+    .updateTable('deliveries')
+    .set({ status: 'pending', next_attempt_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .execute();
+  await trx
+    .updateTable('notifications')
+    .set({ status: 'pending' })
+    .where(
+      'id',
+      'in',
+      held.map((row) => row.notification_id),
+    )
+    .execute();
+  await trx
+    .updateTable('webhooks')
+    .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
+    .where('id', '=', webhookId)
+    .execute();
+  await enqueueDeliveries(
+    ctx,
+    trx,
+    held.map((row) => row.id),
+  );
+  return held.length;
+}

@@ -1,0 +1,162 @@
+import { isPostgres } from '../../db/connect.js';
+import type { Executor } from '../../db/types.js';
+
+/** A pending delivery with what sending it needs: the body and its webhook. */
+export async function findDeliveryToSend(db: Executor, id: string) {
+  return db
+    .selectFrom('deliveries')
+    .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .select([
+      'deliveries.id',
+      'deliveries.status',
+      'deliveries.notification_id',
+      'notifications.payload',
+      'webhooks.id as webhook_id',
+      'webhooks.user_id as owner_id',
+      'webhooks.name as webhook_name',
+      'webhooks.url',
+      'webhooks.headers',
+      'webhooks.secret_sealed',
+      'webhooks.is_enabled',
+      'webhooks.consecutive_failures',
+      'webhooks.retry_at',
+      'webhooks.probe_until',
+    ])
+    .where('deliveries.id', '=', id)
+    .executeTakeFirst();
+}
+
+export type DeliveryToSend = NonNullable<Awaited<ReturnType<typeof findDeliveryToSend>>>;
+
+/** While a webhook fails, one request probes it at a time: true when this caller may. */
+export async function takeProbe(
+  db: Executor,
+  webhookId: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ probe_until: until })
+    .where('id', '=', webhookId)
+    .where('consecutive_failures', '>', 0)
+    .where((eb) => eb.or([eb('probe_until', 'is', null), eb('probe_until', '<=', now)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export interface AttemptRecord {
+  id: string;
+  deliveryId: string;
+  at: number;
+  durationMs: number;
+  statusCode: number | null;
+  failure: string | null;
+  error: string | null;
+  response: string | null;
+}
+
+export async function insertAttempt(db: Executor, attempt: AttemptRecord): Promise<void> {
+  await db
+    .insertInto('delivery_attempts')
+    .values({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      at: attempt.at,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      failure: attempt.failure,
+      error: attempt.error,
+      response: attempt.response,
+    })
+    .execute();
+}
+
+/** Sets a delivery's status and its notification's together. */
+export async function setDeliveryStatus(
+  db: Executor,
+  deliveryId: string,
+  notificationId: string,
+  status: 'pending' | 'delivered' | 'held' | 'failed' | 'expired',
+  fields: {
+    attempt?: AttemptRecord;
+    nextAttemptAt?: number | null;
+  } = {},
+): Promise<void> {
+  const attempt = fields.attempt;
+  await db
+    .updateTable('deliveries')
+    .set((eb) => ({
+      status,
+      ...(attempt === undefined
+        ? {}
+        : {
+            attempts: eb('attempts', '+', 1),
+            last_attempt_at: attempt.at,
+            last_status_code: attempt.statusCode,
+            last_error: attempt.error,
+            ...(status === 'delivered' ? { delivered_at: attempt.at + attempt.durationMs } : {}),
+          }),
+      ...(fields.nextAttemptAt === undefined ? {} : { next_attempt_at: fields.nextAttemptAt }),
+    }))
+    .where('id', '=', deliveryId)
+    .execute();
+  await db.updateTable('notifications').set({ status }).where('id', '=', notificationId).execute();
+}
+
+/** A success: the webhook's failure count and retry gate are cleared. */
+export async function webhookSucceeded(db: Executor, webhookId: string): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
+    .where('id', '=', webhookId)
+    .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('probe_until', 'is not', null)]))
+    .execute();
+}
+
+/**
+ * Counts a failed request, unless a failure was counted after it started (requests in flight together
+ * fail together: one failure, not eight). Returns the count and the retry time when it was counted.
+ */
+export async function countFailure(
+  db: Executor,
+  webhookId: string,
+  startedAt: number,
+  now: number,
+  delayFor: (failures: number) => number,
+): Promise<{ failures: number; retryAt: number } | undefined> {
+  let query = db
+    .selectFrom('webhooks')
+    .select(['consecutive_failures', 'last_failure_at', 'retry_at'])
+    .where('id', '=', webhookId);
+  // Failures recorded by several workers at once are counted one after the other.
+  if (isPostgres(db)) query = query.forUpdate();
+  const webhook = await query.executeTakeFirst();
+  if (webhook === undefined) return undefined;
+  if (webhook.last_failure_at !== null && webhook.last_failure_at > startedAt) return undefined;
+  const failures = webhook.consecutive_failures + 1;
+  const retryAt = now + delayFor(failures);
+  await db
+    .updateTable('webhooks')
+    .set({ consecutive_failures: failures, last_failure_at: now, retry_at: retryAt, probe_until: null })
+    .where('id', '=', webhookId)
+    .execute();
+  return { failures, retryAt };
+}
+
+/** Holds every pending delivery of a webhook that was disabled (their jobs then find nothing to do). */
+export async function holdPending(db: Executor, webhookId: string): Promise<void> {
+  const pending = db
+    .selectFrom('deliveries')
+    .select('notification_id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending');
+  await db.updateTable('notifications').set({ status: 'held' }).where('id', 'in', pending).execute();
+  await db
+    .updateTable('deliveries')
+    .set({ status: 'held', next_attempt_at: null })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .execute();
+}

@@ -1,0 +1,85 @@
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
+import { newId } from '../../lib/ids.js';
+import { notificationPayload, type EventFacts } from '../../notifications/payload.js';
+import type { NotificationType, ResourceKind } from '../../notifications/types.js';
+import { startDelivery } from '../deliveries/start.js';
+import { notificationEmail } from './email.js';
+import { organizationChain } from './org-chain.js';
+import { insertNotification, type EventRow, type WatchingAlert } from './repo.js';
+
+async function factsOf(ctx: AppContext, trx: Executor, event: EventRow): Promise<EventFacts> {
+  const organization = (await organizationChain(ctx, trx, event.org_id))[0] ?? { id: event.org_id, name: '' };
+  const nodeName =
+    event.resource_kind === 'node'
+      ? event.resource_name
+      : ((await trx.selectFrom('nodes').select('name').where('id', '=', event.node_id).executeTakeFirst())
+          ?.name ?? '');
+  return {
+    id: event.id,
+    type: event.type as NotificationType,
+    condition: event.condition,
+    sequence: event.sequence,
+    occurredAt: event.occurred_at,
+    organization: { id: organization.id, name: organization.name },
+    node: { id: event.node_id, name: nodeName },
+    resource: { kind: event.resource_kind as ResourceKind, id: event.resource_id, name: event.resource_name },
+    previous: event.previous_state,
+    current: event.current_state,
+  };
+}
+
+/**
+ * The notification of an alert for an event, at most one (a check may run twice), with its delivery:
+ * to the webhook (pending, or held while it is disabled) or to the owner's address through the outbox.
+ * Runs in the transaction of the event or of the check.
+ */
+export async function createNotification(
+  ctx: AppContext,
+  trx: Executor,
+  alert: WatchingAlert,
+  event: EventRow,
+): Promise<void> {
+  const now = ctx.clock.now();
+  const id = newId(now);
+  const payload = notificationPayload(await factsOf(ctx, trx, event), { id: alert.id, name: alert.name });
+  const inserted = await insertNotification(trx, {
+    id,
+    user_id: alert.user_id,
+    alert_id: alert.id,
+    alert_name: alert.name,
+    event_id: event.id,
+    type: event.type,
+    condition: event.condition,
+    org_id: event.org_id,
+    node_id: event.node_id,
+    channel_type: alert.channel_type,
+    webhook_id: alert.webhook_id,
+    email_id: null,
+    status: 'pending',
+    reason: null,
+    payload: JSON.stringify(payload),
+    occurred_at: event.occurred_at,
+    created_at: now,
+  });
+  if (!inserted) return;
+  if (alert.channel_type === 'webhook' && alert.webhook_id !== null) {
+    const webhook = await trx
+      .selectFrom('webhooks')
+      .select(['id', 'is_enabled'])
+      .where('id', '=', alert.webhook_id)
+      .executeTakeFirstOrThrow();
+    const status = await startDelivery(ctx, trx, id, webhook, now);
+    if (status !== 'pending')
+      await trx.updateTable('notifications').set({ status }).where('id', '=', id).execute();
+    return;
+  }
+  const owner = await trx
+    .selectFrom('users')
+    .select('email')
+    .where('id', '=', alert.user_id)
+    .executeTakeFirstOrThrow();
+  const link = `${ctx.config.publicUrl}/api/v1/notification/${id}`;
+  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner.email, payload, link));
+  await trx.updateTable('notifications').set({ email_id: emailId }).where('id', '=', id).execute();
+}

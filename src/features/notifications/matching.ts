@@ -1,0 +1,53 @@
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
+import { createNotification } from './create.js';
+import { organizationChain } from './org-chain.js';
+import { alertsOfTypeIn, type EventRow, type WatchingAlert } from './repo.js';
+
+export const ALERT_CHECK = 'alerts.check';
+export interface AlertCheck {
+  alertId: string;
+  eventId: string;
+}
+
+/** Contract §6: the type (already selected), the condition, the organization scope and the scopes. */
+export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
+  if (alert.org_id !== event.org_id && alert.include_child !== 1) return false;
+  if (alert.scope_node_id !== null && alert.scope_node_id !== event.node_id) return false;
+  if (alert.scope_tunnel_id !== null && alert.scope_tunnel_id !== event.resource_id) return false;
+  if (alert.scope_service_id !== null && alert.scope_service_id !== event.resource_id) return false;
+  return alert.alert_me === null || alert.alert_me.split(',').includes(event.condition);
+}
+
+/**
+ * Matches new events to alerts, in the transaction that stores them: an alert without a duration gets
+ * its notification now; one with a duration gets a check at `occurred_at + duration`, which notifies
+ * only if the resource has not changed since.
+ */
+export async function notifyMatchingAlerts(
+  ctx: AppContext,
+  trx: Executor,
+  events: readonly EventRow[],
+): Promise<void> {
+  for (const event of events) {
+    const chain = await organizationChain(ctx, trx, event.org_id);
+    const candidates = await alertsOfTypeIn(
+      trx,
+      event.type,
+      chain.map((org) => org.id),
+    );
+    for (const alert of candidates) {
+      if (!alertMatches(alert, event)) continue;
+      const minutes = alert.duration_minutes ?? 0;
+      if (minutes > 0) {
+        const check: AlertCheck = { alertId: alert.id, eventId: event.id };
+        await ctx.jobs.enqueue(trx, ALERT_CHECK, check, {
+          key: `${alert.id}:${event.id}`,
+          runAt: event.occurred_at + minutes * 60_000,
+        });
+      } else {
+        await createNotification(ctx, trx, alert, event);
+      }
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { paginate } from '../../db/paginate.js';
+import type { AlertsTable, Executor, FleetEventsTable, NotificationsTable } from '../../db/types.js';
+import type { Page, PageRequest } from '../../http/lists.js';
+import { subtreeIds } from '../orgs/repo.js';
+
+export type EventRow = FleetEventsTable;
+export type NotificationRow = NotificationsTable;
+export type WatchingAlert = Pick<
+  AlertsTable,
+  | 'id'
+  | 'user_id'
+  | 'name'
+  | 'type'
+  | 'org_id'
+  | 'include_child'
+  | 'alert_me'
+  | 'duration_minutes'
+  | 'channel_type'
+  | 'webhook_id'
+  | 'scope_node_id'
+  | 'scope_tunnel_id'
+  | 'scope_service_id'
+>;
+
+const ALERT_COLUMNS = [
+  'id',
+  'user_id',
+  'name',
+  'type',
+  'org_id',
+  'include_child',
+  'alert_me',
+  'duration_minutes',
+  'channel_type',
+  'webhook_id',
+  'scope_node_id',
+  'scope_tunnel_id',
+  'scope_service_id',
+] as const;
+
+/**
+ * The alerts of the event's type set on its organization or one above it (an index range on
+ * (type, org_id), never a scan of all alerts); the caller applies include_child, scopes and conditions.
+ */
+export async function alertsOfTypeIn(
+  db: Executor,
+  type: string,
+  orgIds: readonly string[],
+): Promise<WatchingAlert[]> {
+  return db
+    .selectFrom('alerts')
+    .select(ALERT_COLUMNS)
+    .where('type', '=', type)
+    .where('org_id', 'in', orgIds)
+    .execute();
+}
+
+export async function findAlert(db: Executor, id: string): Promise<WatchingAlert | undefined> {
+  return db.selectFrom('alerts').select(ALERT_COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findEvent(db: Executor, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom('fleet_events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Inserts the notification unless one exists for its alert and event; whether it was inserted. */
+export async function insertNotification(db: Executor, row: NotificationRow): Promise<boolean> {
+  const result = await db
+    .insertInto('notifications')
+    .values(row)
+    .onConflict((oc) => oc.columns(['alert_id', 'event_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+/** The current sequence of the event's resource; undefined when it is gone. */
+export async function currentSequence(db: Executor, event: EventRow): Promise<number | undefined> {
+  const table =
+    event.resource_kind === 'tunnel' ? 'tunnels' : event.resource_kind === 'service' ? 'services' : 'nodes';
+  const row = await db
+    .selectFrom(table)
+    .select('sequence')
+    .where('id', '=', event.resource_id)
+    .executeTakeFirst();
+  return row?.sequence;
+}
+
+export interface NotificationFilters {
+  userId: string;
+  type?: string;
+  nodeId?: string;
+  /** The organization and those below it. */
+  orgId?: string;
+  alertId?: string;
+  status?: string;
+  from?: number;
+  to?: number;
+}
+
+/** A page of the user's notifications, newest first. */
+export async function listNotifications(
+  db: Executor,
+  filters: NotificationFilters,
+  page: PageRequest,
+): Promise<Page<NotificationRow>> {
+  let query = db.selectFrom('notifications').selectAll().where('user_id', '=', filters.userId);
+  if (filters.type !== undefined) query = query.where('type', '=', filters.type);
+  if (filters.nodeId !== undefined) query = query.where('node_id', '=', filters.nodeId);
+  if (filters.orgId !== undefined) query = query.where('org_id', 'in', subtreeIds(db, filters.orgId));
+  if (filters.alertId !== undefined) query = query.where('alert_id', '=', filters.alertId);
+  if (filters.status !== undefined)
+    query = query.where('status', '=', filters.status as NotificationRow['status']);
+  if (filters.from !== undefined) query = query.where('created_at', '>=', filters.from);
+  if (filters.to !== undefined) query = query.where('created_at', '<=', filters.to);
+  return paginate(db, query.orderBy('created_at', 'desc').orderBy('id', 'desc'), page);
+}
+
+export async function findOwnNotification(db: Executor, id: string, userId: string) {
+  return db
+    .selectFrom('notifications')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function deliveriesOf(db: Executor, notificationId: string) {
+  const deliveries = await db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('notification_id', '=', notificationId)
+    .orderBy('created_at')
+    .execute();
+  const attempts =
+    deliveries.length === 0
+      ? []
+      : await db
+          .selectFrom('delivery_attempts')
+          .selectAll()
+          .where(
+            'delivery_id',
+            'in',
+            deliveries.map((delivery) => delivery.id),
+          )
+          .orderBy('at')
+          .orderBy('id')
+          .execute();
+  return deliveries.map((delivery) => ({
+    ...delivery,
+    attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
+  }));
+}

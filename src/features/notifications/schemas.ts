@@ -1,0 +1,67 @@
+import { Type } from 'typebox';
+import { InstantQuery } from '../../http/instants.js';
+import { NotificationSchema } from '../../notifications/schema.js';
+import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+
+const Status = Type.Union(
+  ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'].map((status) => Type.Literal(status)),
+  {
+    description:
+      'pending (on its way, or waiting for a retry), delivered, failed (the e-mail gave up), held (its webhook ' +
+      'is disabled; sent once it is verified again), expired (held too long), suppressed (not sent, see reason).',
+  },
+);
+
+export const Notification = Type.Object({
+  id: Type.String(),
+  status: Status,
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was suppressed or expired.' }),
+  alert: Type.Object({ id: Type.String(), name: Type.String() }),
+  type: Type.String(),
+  condition: Type.String(),
+  event_id: Type.String(),
+  organization: Type.Object({ id: Type.String() }),
+  node: Type.Object({ id: Type.String() }),
+  channel_type: Type.Union([Type.Literal('EMAIL'), Type.Literal('WEBHOOK')]),
+  webhook_id: Type.Union([Type.String(), Type.Null()]),
+  occurred_at: Type.String({ description: 'When the event happened, ISO 8601 UTC.' }),
+  created_at: Type.String({ description: 'When the notification was made, ISO 8601 UTC.' }),
+  payload: NotificationSchema,
+});
+
+const Attempt = Type.Object({
+  at: Type.String(),
+  duration_ms: Type.Integer(),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  failure: Type.Union([Type.String(), Type.Null()], {
+    description: 'dns, blocked_address, tls, timeout, refused, bad_status, …; null for a success.',
+  }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  response: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the answer.' }),
+});
+
+export const Delivery = Type.Object({
+  id: Type.String({ description: 'Sent as X-Service-Delivery; the same on every retry.' }),
+  webhook_id: Type.String(),
+  status: Type.String(),
+  attempts: Type.Array(Attempt, { description: 'Oldest first.' }),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+  delivered_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const NotificationWithDeliveries = Type.Object({
+  ...Notification.properties,
+  deliveries: Type.Array(Delivery, { description: 'Webhook deliveries; empty for an e-mail notification.' }),
+});
+
+export const notificationFilters = {
+  type: Type.Optional(Type.Union(NOTIFICATION_TYPES.map((type) => Type.Literal(type)))),
+  node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  org_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'The organization and those below it.' }),
+  ),
+  alert_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  status: Type.Optional(Status),
+  start_date: Type.Optional(InstantQuery),
+  end_date: Type.Optional(InstantQuery),
+};

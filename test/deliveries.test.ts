@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
+import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
+import { webhookRetryDelay } from '../src/features/deliveries/schedule.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+import type { ReceiverHandler } from './support/https-receiver.js';
+import {
+  correctEndpoint,
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+// A failing receiver: retries gated per webhook, every request recorded, the 10th consecutive failure
+// disables the webhook and tells its owner, and verifying it again releases what was held, in order.
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+let failing = false;
+const TIMEOUT_MS = 90_000;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  const correct = correctEndpoint(() => endpoint.secret.value);
+  const flaky: ReceiverHandler = (request, response) => {
+    if (request.method === 'POST' && failing) {
+      response.writeHead(503, { 'content-type': 'text/plain' });
+      response.end('down for maintenance');
+      return;
+    }
+    return correct(request, response);
+  };
+  endpoint.receiver.handle(flaky);
+  const access = receiverAccess();
+  t = await startTestApp({
+    ...access,
+    env: { ...access.env, DELIVERY_RETRY_SCHEDULE: '0', JOB_POLL_INTERVAL_MS: '20' },
+  });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+async function goesDown(name: string): Promise<string> {
+  const created = await t.request('POST', '/api/v1/node', { body: { name } });
+  await t.request('POST', '/api/v1/agent/report', {
+    key: null,
+    headers: { 'x-node-token': created.body.token as string },
+  });
+  const id = created.body.id as string;
+  const row = await t.ctx.db
+    .selectFrom('nodes')
+    .select('last_seen_at')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  const judged = Number(row.last_seen_at) + TIMEOUT_MS + HEARTBEAT_FLUSH_MS + 1;
+  await sweepSilentNodes({ ...t.ctx, clock: { now: () => judged } }, 0);
+  return id;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>) {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within 15 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const webhookRow = (id: string) =>
+  t.ctx.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+const notificationsOf = async (nodeId: string) =>
+  (await t.request('GET', `/api/v2/notification?node_id=${nodeId}`)).body.results as any[];
+
+const posts = (nodeId: string) =>
+  endpoint.receiver.requests.filter((r) => r.method === 'POST' && r.body.includes(nodeId));
+
+describe('the retry schedule', () => {
+  it('waits the n-th step (the last repeating), ±20 %, or a Retry-After up to an hour', () => {
+    const schedule = [5_000, 30_000, 120_000];
+    expect(webhookRetryDelay(1, schedule, undefined, 0.5)).toBe(5_000);
+    expect(webhookRetryDelay(2, schedule, undefined, 0)).toBe(24_000);
+    expect(webhookRetryDelay(3, schedule, undefined, 0.999_999)).toBe(144_000);
+    expect(webhookRetryDelay(9, schedule, undefined, 0.5)).toBe(120_000);
+    expect(webhookRetryDelay(1, schedule, 42_000, 0.5)).toBe(42_000);
+    expect(webhookRetryDelay(1, schedule, 7_200_000, 0.5)).toBe(5_000);
+  });
+});
+
+describe('a failing receiver', () => {
+  it('disables the webhook at the 10th consecutive failure, holds, and releases in order on verify', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Flaky' });
+    const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'Down',
+        type: 'NODE_STATE_CHANGE',
+        settings: { org_id: orgId, alert_me: 'UNREACHABLE' },
+        channel_type: 'webhook',
+        channel_id: hook.id,
+      },
+    });
+    expect(alert.status, alert.text).toBe(201);
+
+    failing = true;
+    const first = await goesDown('first-down');
+    await until('the webhook disabled', async () => (await webhookRow(hook.id)).is_enabled === 0);
+    const row = await webhookRow(hook.id);
+    expect(row).toMatchObject({ disabled_reason: 'failing', consecutive_failures: 10 });
+    expect(posts(first)).toHaveLength(10);
+    // Every request used the same delivery id.
+    expect(new Set(posts(first).map((request) => request.headers['x-service-delivery'])).size).toBe(1);
+    await t.jobsSettled();
+    const [held] = await notificationsOf(first);
+    expect(held.status).toBe('held');
+    const detail = await t.request('GET', `/api/v1/notification/${held.id}`);
+    expect(detail.body.deliveries[0].attempts).toHaveLength(10);
+    expect(detail.body.deliveries[0].attempts[0]).toMatchObject({
+      status_code: 503,
+      failure: 'bad_status',
+      response: 'down for maintenance',
+    });
+    const owner = await t.ctx.db.selectFrom('email_outbox').select('subject').execute();
+    expect(owner.map((email) => email.subject)).toContain(
+      'Webhook "Flaky" was disabled after 10 failed notifications',
+    );
+
+    // Two more while it is disabled: held, nothing sent.
+    const second = await goesDown('second-down');
+    const third = await goesDown('third-down');
+    await t.jobsSettled();
+    expect(posts(second)).toHaveLength(0);
+    expect((await notificationsOf(third))[0].status).toBe('held');
+
+    failing = false;
+    const verified = await t.request('POST', `/api/v1/webhook/${hook.id}/verify`);
+    expect(verified.body.status).toBe('SUCCESS');
+    await until(
+      'the held notifications delivered',
+      () => posts(third).length === 1 && posts(second).length === 1,
+    );
+    await t.jobsSettled();
+    const order = endpoint.receiver.requests
+      .filter((r) => r.method === 'POST')
+      .slice(-3)
+      .map((r) => (JSON.parse(r.body) as { node: { name: string } }).node.name);
+    // Released oldest first; with several requests in flight per webhook they may arrive in any order,
+    // which is why every body carries its resource's sequence.
+    expect(order.sort()).toEqual(['first-down', 'second-down', 'third-down']);
+    expect((await notificationsOf(first))[0].status).toBe('delivered');
+    expect((await webhookRow(hook.id)).consecutive_failures).toBe(0);
+    await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
+  });
+
+  it('resets the count on a success in between', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Recovers' });
+    await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'Down again',
+        type: 'NODE_STATE_CHANGE',
+        settings: { org_id: orgId, alert_me: 'UNREACHABLE' },
+        channel_type: 'webhook',
+        channel_id: hook.id,
+      },
+    });
+    failing = true;
+    const node = await goesDown('recovering');
+    await until('three failures', async () => (await webhookRow(hook.id)).consecutive_failures >= 3);
+    failing = false;
+    await until('the delivery', async () =>
+      (await notificationsOf(node)).every((n) => n.status === 'delivered'),
+    );
+    const row = await webhookRow(hook.id);
+    expect(row).toMatchObject({ is_enabled: 1, consecutive_failures: 0 });
+  });
+});

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../src/context.js';
+import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
+import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
+import { alertCheckJob } from '../src/features/notifications/check-job.js';
+import { Worker } from '../src/jobs/worker.js';
+import { verifySignature } from '../src/receiver/index.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import {
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+// From an agent's report to a signed notification received and an e-mail in the sink: the real path.
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let smtp: SmtpSink;
+let hook: { id: string; secret: string };
+let root: string;
+let east: string;
+let west: string;
+const TIMEOUT_MS = 90_000;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  smtp = await startSmtpSink();
+  const access = receiverAccess();
+  t = await startTestApp({ ...access, env: { ...access.env, SMTP_URL: smtp.url } });
+  root = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  east = (await t.request('POST', '/api/v1/org', { body: { name: 'East' } })).body.id as string;
+  west = (await t.request('POST', '/api/v1/org', { body: { name: 'West' } })).body.id as string;
+  hook = await enabledWebhook(t, endpoint);
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+  await smtp.close();
+});
+
+async function alert(name: string, type: string, settings: Record<string, unknown>, webhook = true) {
+  const res = await t.request('POST', '/api/v1/mysubscriptions', {
+    body: {
+      name,
+      type,
+      settings,
+      ...(webhook ? { channel_type: 'webhook', channel_id: hook.id } : {}),
+    },
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.body.id as string;
+}
+
+async function aliveNode(name: string, orgId: string) {
+  const created = await t.request('POST', '/api/v1/node', { body: { name, create_under: orgId } });
+  const token = created.body.token as string;
+  const res = await t.request('POST', '/api/v1/agent/report', {
+    key: null,
+    headers: { 'x-node-token': token },
+    body: { tunnels: [{ key: 'up', name: 'Uplink', state: 'CONNECTED' }] },
+  });
+  expect(res.status, res.text).toBe(200);
+  return { id: created.body.id as string, token };
+}
+
+async function lastSeen(id: string): Promise<number> {
+  const row = await t.ctx.db
+    .selectFrom('nodes')
+    .select('last_seen_at')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(row.last_seen_at);
+}
+
+/** The sweep, on a clock past the node's silence. */
+async function silence(id: string): Promise<number> {
+  const judged = (await lastSeen(id)) + TIMEOUT_MS + HEARTBEAT_FLUSH_MS + 1;
+  expect(await sweepSilentNodes({ ...t.ctx, clock: { now: () => judged } }, 0)).toBeGreaterThanOrEqual(1);
+  return judged;
+}
+
+function notificationsTo(nodeId: string) {
+  return endpoint.receiver.requests
+    .filter((request) => request.method === 'POST')
+    .map((request) => ({ request, body: JSON.parse(request.body) as Record<string, any> }))
+    .filter(({ body }) => body.node?.id === nodeId);
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>) {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('an event becomes notifications', () => {
+  it('sends one signed notification per matching alert, by webhook and e-mail, and none to the others', async () => {
+    const node = await aliveNode('edge-east-1', east);
+    const other = await aliveNode('edge-east-2', east);
+    const matching = await alert('East down', 'NODE_STATE_CHANGE', { org_id: east, alert_me: 'UNREACHABLE' });
+    const fromRoot = await alert('Anything down', 'NODE_STATE_CHANGE', {
+      org_id: root,
+      alert_me: 'UNREACHABLE',
+    });
+    const byMail = await alert('East down, by mail', 'NODE_STATE_CHANGE', { org_id: east }, false);
+    await alert('Only ALIVE', 'NODE_STATE_CHANGE', { org_id: east, alert_me: 'ALIVE' });
+    await alert('Root only', 'NODE_STATE_CHANGE', { org_id: root, include_child: false });
+    await alert('West', 'NODE_STATE_CHANGE', { org_id: west });
+    await alert('The other node', 'NODE_STATE_CHANGE', { org_id: east, node_id: other.id });
+    await alert('Tunnels', 'TUNNEL_STATE_CHANGE', { org_id: east });
+
+    await silence(node.id);
+    await until('two notifications at the receiver', () => notificationsTo(node.id).length >= 2);
+    await t.jobsSettled();
+    const received = notificationsTo(node.id);
+    expect(received.map(({ body }) => body.alert.id).sort()).toEqual([matching, fromRoot].sort());
+    for (const { request, body } of received) {
+      const verdict = verifySignature(hook.secret, {
+        body: request.body,
+        timestamp: String(request.headers['x-service-timestamp']),
+        signature: request.headers['x-service-signature'] as string,
+      });
+      expect(verdict.ok).toBe(true);
+      expect(request.headers['x-service-delivery']).toEqual(expect.any(String));
+      expect(body).toMatchObject({
+        type: 'NODE_STATE_CHANGE',
+        display_type: 'Node state change',
+        condition: 'UNREACHABLE',
+        sequence: 2,
+        organization: { id: east, name: 'East' },
+        node: { id: node.id, name: 'edge-east-1' },
+        resource: { kind: 'node', id: node.id, name: 'edge-east-1' },
+        previous_state: 'ALIVE',
+        current_state: 'UNREACHABLE',
+        message: 'Node edge-east-1 is UNREACHABLE (was ALIVE).',
+        test: false,
+      });
+    }
+    const mail = await smtp.waitFor((email) => email.subject.includes('edge-east-1 is UNREACHABLE'));
+    expect(mail.subject).toBe('Node edge-east-1 is UNREACHABLE (was ALIVE) (East)');
+    expect(mail.text).toContain('Organization: East');
+    expect(mail.text).toMatch(/Details: http:\/\/edgewatch\.test\/api\/v1\/notification\/\S+/);
+
+    const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}`);
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.total_count).toBe(3);
+    expect(list.body.results.map((n: any) => n.status)).toEqual(['delivered', 'delivered', 'delivered']);
+    expect(list.body.results.map((n: any) => n.alert.id).sort()).toEqual([matching, fromRoot, byMail].sort());
+  });
+
+  it('honours a duration: a shorter flap sends nothing, a held condition sends once', async () => {
+    const flapping = await aliveNode('flapping', west);
+    const steady = await aliveNode('steady-down', west);
+    const slow = await alert('West down for 5 min', 'NODE_STATE_CHANGE', {
+      org_id: west,
+      alert_me: 'UNREACHABLE',
+      duration: 5,
+    });
+    const flappedAt = await silence(flapping.id);
+    const downAt = await silence(steady.id);
+    // The flapping node reports again before the five minutes are up.
+    await t.request('POST', '/api/v1/agent/report', {
+      key: null,
+      headers: { 'x-node-token': flapping.token },
+    });
+
+    const later = Math.max(flappedAt, downAt) + 5 * 60_000;
+    const ctx: AppContext = { ...t.ctx, clock: { now: () => later } };
+    const worker = new Worker({
+      db: t.ctx.db,
+      queue: t.ctx.jobs,
+      clock: ctx.clock,
+      logger: t.ctx.logger,
+      handlers: [alertCheckJob(ctx)],
+      pollMs: 60_000,
+      leaseMs: 60_000,
+    });
+    expect(await worker.runDue()).toBe(2);
+    expect(await worker.runDue()).toBe(0);
+    const fromSlow = (nodeId: string) => notificationsTo(nodeId).filter(({ body }) => body.alert.id === slow);
+    await until('the held condition at the receiver', () => fromSlow(steady.id).length >= 1);
+    await t.jobsSettled();
+    expect(fromSlow(steady.id)).toHaveLength(1);
+    expect(fromSlow(flapping.id)).toEqual([]);
+  });
+});
