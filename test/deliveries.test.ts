@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
-import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
 import { webhookRetryDelay } from '../src/features/deliveries/schedule.js';
+import { aliveNode, silence, until } from './support/fleet.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import type { ReceiverHandler } from './support/https-receiver.js';
 import {
@@ -18,7 +17,6 @@ let t: TestApp;
 let endpoint: ReceiverWithSecret;
 let orgId: string;
 let failing = false;
-const TIMEOUT_MS = 90_000;
 
 beforeAll(async () => {
   endpoint = await startCorrectReceiver();
@@ -45,28 +43,9 @@ afterAll(async () => {
 });
 
 async function goesDown(name: string): Promise<string> {
-  const created = await t.request('POST', '/api/v1/node', { body: { name } });
-  await t.request('POST', '/api/v1/agent/report', {
-    key: null,
-    headers: { 'x-node-token': created.body.token as string },
-  });
-  const id = created.body.id as string;
-  const row = await t.ctx.db
-    .selectFrom('nodes')
-    .select('last_seen_at')
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
-  const judged = Number(row.last_seen_at) + TIMEOUT_MS + HEARTBEAT_FLUSH_MS + 1;
-  await sweepSilentNodes({ ...t.ctx, clock: { now: () => judged } }, 0);
-  return id;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within 15 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const node = await aliveNode(t, name);
+  await silence(t, node.id);
+  return node.id;
 }
 
 const webhookRow = (id: string) =>

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../src/context.js';
-import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
-import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
 import { alertCheckJob } from '../src/features/notifications/check-job.js';
 import { Worker } from '../src/jobs/worker.js';
 import { verifySignature } from '../src/receiver/index.js';
+import { aliveNode, silence, until } from './support/fleet.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
 import {
@@ -22,7 +21,7 @@ let hook: { id: string; secret: string };
 let root: string;
 let east: string;
 let west: string;
-const TIMEOUT_MS = 90_000;
+const TUNNELS = { tunnels: [{ key: 'up', name: 'Uplink', state: 'CONNECTED' }] };
 
 beforeAll(async () => {
   endpoint = await startCorrectReceiver();
@@ -53,34 +52,6 @@ async function alert(name: string, type: string, settings: Record<string, unknow
   return res.body.id as string;
 }
 
-async function aliveNode(name: string, orgId: string) {
-  const created = await t.request('POST', '/api/v1/node', { body: { name, create_under: orgId } });
-  const token = created.body.token as string;
-  const res = await t.request('POST', '/api/v1/agent/report', {
-    key: null,
-    headers: { 'x-node-token': token },
-    body: { tunnels: [{ key: 'up', name: 'Uplink', state: 'CONNECTED' }] },
-  });
-  expect(res.status, res.text).toBe(200);
-  return { id: created.body.id as string, token };
-}
-
-async function lastSeen(id: string): Promise<number> {
-  const row = await t.ctx.db
-    .selectFrom('nodes')
-    .select('last_seen_at')
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
-  return Number(row.last_seen_at);
-}
-
-/** The sweep, on a clock past the node's silence. */
-async function silence(id: string): Promise<number> {
-  const judged = (await lastSeen(id)) + TIMEOUT_MS + HEARTBEAT_FLUSH_MS + 1;
-  expect(await sweepSilentNodes({ ...t.ctx, clock: { now: () => judged } }, 0)).toBeGreaterThanOrEqual(1);
-  return judged;
-}
-
 function notificationsTo(nodeId: string) {
   return endpoint.receiver.requests
     .filter((request) => request.method === 'POST')
@@ -88,18 +59,10 @@ function notificationsTo(nodeId: string) {
     .filter(({ body }) => body.node?.id === nodeId);
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('an event becomes notifications', () => {
   it('sends one signed notification per matching alert, by webhook and e-mail, and none to the others', async () => {
-    const node = await aliveNode('edge-east-1', east);
-    const other = await aliveNode('edge-east-2', east);
+    const node = await aliveNode(t, 'edge-east-1', { orgId: east, report: TUNNELS });
+    const other = await aliveNode(t, 'edge-east-2', { orgId: east, report: TUNNELS });
     const matching = await alert('East down', 'NODE_STATE_CHANGE', { org_id: east, alert_me: 'UNREACHABLE' });
     const fromRoot = await alert('Anything down', 'NODE_STATE_CHANGE', {
       org_id: root,
@@ -112,7 +75,7 @@ describe('an event becomes notifications', () => {
     await alert('The other node', 'NODE_STATE_CHANGE', { org_id: east, node_id: other.id });
     await alert('Tunnels', 'TUNNEL_STATE_CHANGE', { org_id: east });
 
-    await silence(node.id);
+    await silence(t, node.id);
     await until('two notifications at the receiver', () => notificationsTo(node.id).length >= 2);
     await t.jobsSettled();
     const received = notificationsTo(node.id);
@@ -152,15 +115,15 @@ describe('an event becomes notifications', () => {
   });
 
   it('honours a duration: a shorter flap sends nothing, a held condition sends once', async () => {
-    const flapping = await aliveNode('flapping', west);
-    const steady = await aliveNode('steady-down', west);
+    const flapping = await aliveNode(t, 'flapping', { orgId: west });
+    const steady = await aliveNode(t, 'steady-down', { orgId: west });
     const slow = await alert('West down for 5 min', 'NODE_STATE_CHANGE', {
       org_id: west,
       alert_me: 'UNREACHABLE',
       duration: 5,
     });
-    const flappedAt = await silence(flapping.id);
-    const downAt = await silence(steady.id);
+    const flappedAt = await silence(t, flapping.id);
+    const downAt = await silence(t, steady.id);
     // The flapping node reports again before the five minutes are up.
     await t.request('POST', '/api/v1/agent/report', {
       key: null,
