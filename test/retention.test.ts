@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expireAllHeld, MAX_HELD } from '../src/features/deliveries/release.js';
 import { PRUNE_RETENTION } from '../src/features/retention/prune.js';
 import { PERIODIC_KEY } from '../src/jobs/worker.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -80,5 +81,105 @@ describe('the hourly retention task', () => {
     expect(task.run_at % 3_600_000).toBe(0);
     expect(task.run_at).toBeGreaterThan(Date.now());
     expect(task.attempts).toBe(0);
+  });
+});
+
+describe('notifications past retention, and held ones past their limits', () => {
+  async function webhookAndUser() {
+    const hook = await t.request('POST', '/api/v1/webhook', {
+      body: { name: 'Held', url: 'https://hooks.example.com/hook' },
+    });
+    const me = await t.request('GET', '/api/v1/user/me');
+    return { webhookId: hook.body.id as string, userId: me.body.id as string };
+  }
+
+  function notification(id: string, userId: string, webhookId: string, createdAt: number, status = 'held') {
+    return {
+      id,
+      user_id: userId,
+      alert_id: 'alert-gone',
+      alert_name: 'Gone',
+      event_id: `event-${id}`,
+      type: 'NODE_STATE_CHANGE',
+      condition: 'UNREACHABLE',
+      org_id: 'org',
+      node_id: 'node',
+      channel_type: 'webhook' as const,
+      webhook_id: webhookId,
+      email_id: null,
+      status: status as 'held',
+      reason: null,
+      payload: '{}',
+      occurred_at: createdAt,
+      created_at: createdAt,
+    };
+  }
+
+  function delivery(id: string, webhookId: string, createdAt: number) {
+    return {
+      id: `d-${id}`,
+      notification_id: id,
+      webhook_id: webhookId,
+      status: 'held' as const,
+      attempts: 0,
+      last_attempt_at: null,
+      next_attempt_at: null,
+      last_status_code: null,
+      last_error: null,
+      created_at: createdAt,
+      delivered_at: null,
+    };
+  }
+
+  it('prunes notifications older than EVENT_RETENTION_DAYS with their deliveries', async () => {
+    const { webhookId, userId } = await webhookAndUser();
+    const now = Date.now();
+    await t.ctx.db
+      .insertInto('notifications')
+      .values([
+        notification('n-old', userId, webhookId, now - 8 * DAY, 'delivered'),
+        notification('n-new', userId, webhookId, now - 6 * DAY, 'delivered'),
+      ])
+      .execute();
+    await t.jobsSettled();
+    await t.ctx.jobs.reschedule(t.ctx.db, PRUNE_RETENTION, PERIODIC_KEY, Date.now());
+    await t.jobsSettled();
+    const left = await t.ctx.db.selectFrom('notifications').select('id').where('id', 'like', 'n-%').execute();
+    expect(left.map((row) => row.id)).toEqual(['n-new']);
+  });
+
+  it('expires held notifications older than 7 days, and beyond the newest 1,000 of a webhook', async () => {
+    const { webhookId, userId } = await webhookAndUser();
+    const now = Date.now();
+    const ids = Array.from({ length: MAX_HELD + 2 }, (_, i) => `h-${String(i).padStart(5, '0')}`);
+    const rows = ids.map((id, i) => notification(id, userId, webhookId, now - DAY + i));
+    rows[0] = notification(ids[0]!, userId, webhookId, now - 8 * DAY);
+    for (let start = 0; start < rows.length; start += 200) {
+      await t.ctx.db
+        .insertInto('notifications')
+        .values(rows.slice(start, start + 200))
+        .execute();
+      await t.ctx.db
+        .insertInto('deliveries')
+        .values(rows.slice(start, start + 200).map((row) => delivery(row.id, webhookId, row.created_at)))
+        .execute();
+    }
+    await expireAllHeld(t.ctx.db, now);
+    const expired = await t.ctx.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'expired')
+      .orderBy('id')
+      .execute();
+    // The week-old one, and the oldest beyond the newest 1,000.
+    expect(expired.map((row) => row.id)).toEqual([ids[0], ids[1]]);
+    const held = await t.ctx.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'held')
+      .executeTakeFirstOrThrow();
+    expect(Number(held.n)).toBe(MAX_HELD);
   });
 });

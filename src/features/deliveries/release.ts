@@ -82,3 +82,14 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
   );
   return held.length;
 }
+
+/** Expires what every disabled webhook has held too long or beyond its newest MAX_HELD. */
+export async function expireAllHeld(db: Executor, now: number): Promise<void> {
+  const webhooks = await db
+    .selectFrom('deliveries')
+    .select('webhook_id')
+    .distinct()
+    .where('status', '=', 'held')
+    .execute();
+  for (const { webhook_id: webhookId } of webhooks) await expireHeld(db, webhookId, now);
+}

@@ -150,3 +150,9 @@ export async function deliveriesOf(db: Executor, notificationId: string) {
     attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
   }));
 }
+
+/** Removes notifications (with their deliveries and attempts) made before `before`; how many. */
+export async function pruneNotifications(db: Executor, before: number): Promise<number> {
+  const result = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

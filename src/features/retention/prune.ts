@@ -2,14 +2,17 @@ import type { AppContext } from '../../context.js';
 import { pruneDead } from '../../jobs/repo.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { pruneOutbox } from '../../mail/repo.js';
+import { expireAllHeld } from '../deliveries/release.js';
 import { pruneEvents } from '../fleet/resources-repo.js';
+import { pruneNotifications } from '../notifications/repo.js';
 
 export const PRUNE_RETENTION = 'retention.prune';
 const HOUR_MS = 3_600_000;
 
 /**
  * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails,
- * dead jobs, fleet events). Idempotent, so a tick that runs twice after a crash does no harm.
+ * dead jobs, fleet events, notifications with their deliveries), and held notifications past their limits
+ * expire (contract §3). Idempotent, so a tick that runs twice after a crash does no harm.
  */
 export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
   return {
@@ -20,8 +23,10 @@ export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
       const emails = await pruneOutbox(ctx.db, before);
       const deadJobs = await pruneDead(ctx.db, before);
       const events = await pruneEvents(ctx.db, before);
-      if (emails + deadJobs + events > 0) {
-        ctx.logger.info({ emails, deadJobs, events }, 'pruned records past retention');
+      const notifications = await pruneNotifications(ctx.db, before);
+      await expireAllHeld(ctx.db, ctx.clock.now());
+      if (emails + deadJobs + events + notifications > 0) {
+        ctx.logger.info({ emails, deadJobs, events, notifications }, 'pruned records past retention');
       }
     },
   };
