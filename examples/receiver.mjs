@@ -11,6 +11,14 @@ if (!secret) throw new Error('Set WEBHOOK_SECRET to the secret edgewatch returne
 const port = Number(process.env.PORT ?? 9443);
 const toleranceMs = 5 * 60 * 1000;
 
+// The delivery ids already handled (the newest 10,000), and the newest sequence seen per alert and resource.
+const seen = new Set();
+const latest = new Map();
+const remember = (delivery) => {
+  seen.add(delivery);
+  if (seen.size > 10_000) seen.delete(seen.values().next().value);
+};
+
 const hmacHex = (timestamp, payload) =>
   createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
 const sameText = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -43,8 +51,16 @@ async function handle(req, res) {
       return send(res, 401, { error: 'bad signature' });
     }
     const event = JSON.parse(raw);
+    // A delivery may come twice (a retry after a lost answer, a crash): it keeps its id, so skip repeats.
+    const delivery = String(req.headers['x-service-delivery'] ?? '');
+    if (seen.has(delivery)) return send(res, 200, { received: event.id, duplicate: true });
+    remember(delivery);
+    // Notifications may arrive out of order: a resource's sequence only grows, so an older one is history.
+    const key = `${event.alert?.id}:${event.resource.id}`;
+    const stale = (latest.get(key) ?? 0) > event.sequence;
+    if (!stale) latest.set(key, event.sequence);
     console.log(
-      `${event.type} ${event.current_state}: ${event.message} (delivery ${req.headers['x-service-delivery']})`,
+      `${stale ? '(older) ' : ''}${event.type} ${event.current_state}: ${event.message} (delivery ${delivery})`,
     );
     return send(res, 200, { received: event.id });
   }

@@ -113,7 +113,7 @@ describe('HMAC construction', () => {
     const body = /```text\n(\{.*\})\n```/.exec(doc)?.[1] ?? '';
     expect(body).not.toBe('');
     const header = signatureHeader(secret, timestamp, body);
-    expect(header).toBe('v1=6bf6ca9f056d915182145060e1b85b096a7fc03540828a95e0890b33dc19073b');
+    expect(header).toBe('v1=8381be23959137729f305d0926eff756da8e2e570052a6f738271ce1d1db2080');
     expect(doc).toContain(`X-Service-Signature: ${header}`);
     expect(
       kit.verifySignature(secret, { body, timestamp, signature: header }, { now: Number(timestamp) }),

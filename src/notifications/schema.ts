@@ -38,7 +38,7 @@ export const NotificationSchema = Type.Object(
       'X-Service-Delivery (unique per delivery, kept by retries), X-Service-Signature:',
       'v1=<lower-hex HMAC-SHA256(secret, timestamp + "." + raw body)>, and the webhook\'s extra headers.',
       'Worked example: secret "whsec-example-0123456789abcdef", timestamp 1767225600000 and the body in',
-      'docs/notifications.md give v1=6bf6ca9f056d915182145060e1b85b096a7fc03540828a95e0890b33dc19073b.',
+      'docs/notifications.md give v1=8381be23959137729f305d0926eff756da8e2e570052a6f738271ce1d1db2080.',
     ].join(' '),
   },
 );
