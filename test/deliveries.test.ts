@@ -154,4 +154,32 @@ describe('a failing receiver', () => {
     const row = await webhookRow(hook.id);
     expect(row).toMatchObject({ is_enabled: 1, consecutive_failures: 0 });
   });
+
+  it('sends nothing to an edited webhook before it is verified again', async () => {
+    failing = false;
+    const hook = await enabledWebhook(t, endpoint, { name: 'Moves' });
+    const created = await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'Down, moved',
+        type: 'NODE_STATE_CHANGE',
+        settings: { org_id: orgId, alert_me: 'UNREACHABLE' },
+        channel_type: 'webhook',
+        channel_id: hook.id,
+      },
+    });
+    const edited = await t.request('PUT', `/api/v1/webhook/${hook.id}`, {
+      body: { url: `${endpoint.receiver.url}/moved` },
+    });
+    expect(edited.status, edited.text).toBe(200);
+    const node = await goesDown('after-the-move');
+    await t.jobsSettled();
+    const toMoved = () => endpoint.receiver.requests.filter((r) => r.method === 'POST' && r.url === '/moved');
+    expect(toMoved()).toHaveLength(0);
+    const ours = (await notificationsOf(node)).filter((n) => n.alert.id === created.body.id);
+    expect(ours.map((n) => n.status)).toEqual(['held']);
+
+    expect((await t.request('POST', `/api/v1/webhook/${hook.id}/verify`)).body.status).toBe('SUCCESS');
+    await until('the held notification at the new URL', () => toMoved().length === 1);
+    await t.request('DELETE', `/api/v1/mysubscriptions/${created.body.id}`);
+  });
 });

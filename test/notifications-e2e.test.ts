@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../src/context.js';
+import { expiryJobs } from '../src/features/fleet/expiry/jobs.js';
 import { alertCheckJob } from '../src/features/notifications/check-job.js';
 import { Worker } from '../src/jobs/worker.js';
 import { verifySignature } from '../src/receiver/index.js';
@@ -148,5 +149,55 @@ describe('an event becomes notifications', () => {
     await t.jobsSettled();
     expect(fromSlow(steady.id)).toHaveLength(1);
     expect(fromSlow(flapping.id)).toEqual([]);
+  });
+
+  it('notifies each of the seven types, from real reports, the sweep and the expiry checks', async () => {
+    const created = await t.request('POST', '/api/v1/node', {
+      body: { name: 'every-type', create_under: east, max_headless_time: 10 },
+    });
+    const node = { id: created.body.id as string, token: created.body.token as string };
+    const types = [
+      'NODE_STATE_CHANGE',
+      'TUNNEL_STATE_CHANGE',
+      'SERVICE_STATE_CHANGE',
+      'NODE_IP_CHANGE',
+      'CERT_EXPIRY',
+      'HEADLESS_EXPIRY',
+      'NODE_UPGRADE',
+    ];
+    for (const type of types) await alert(`Every ${type}`, type, { org_id: east, node_id: node.id }, false);
+    const report = (body: unknown) =>
+      t.request('POST', '/api/v1/agent/report', { key: null, headers: { 'x-node-token': node.token }, body });
+    await report({
+      addresses: [{ type: 'ExternalIP', address: '203.0.113.5' }],
+      upgrade: { status: 'ENABLED' },
+      software_version: '1.0.0',
+      // 80 % of this certificate's validity has passed: its first check is due at once.
+      certificate: { not_before: '2017-01-01T00:00:00Z', not_after: '2027-06-01T00:00:00Z' },
+      tunnels: [{ key: 'up', name: 'Uplink', state: 'CONNECTED' }],
+      services: [{ key: 'db', name: 'Database', status: 'HEALTHY' }],
+    });
+    await report({
+      addresses: [{ type: 'ExternalIP', address: '203.0.113.6' }],
+      upgrade: { status: 'SUCCESSFUL' },
+      software_version: '1.1.0',
+    });
+    await t.jobsSettled();
+    const judged = await silence(t, node.id);
+    const ctx: AppContext = { ...t.ctx, clock: { now: () => judged + 8 * 60_000 } };
+    const worker = new Worker({
+      db: t.ctx.db,
+      queue: t.ctx.jobs,
+      clock: ctx.clock,
+      logger: t.ctx.logger,
+      handlers: expiryJobs(ctx),
+      pollMs: 60_000,
+      leaseMs: 60_000,
+    });
+    expect(await worker.runDue()).toBe(1);
+    await t.jobsSettled();
+    const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}&size=100`);
+    const seen = new Set(list.body.results.map((n: { type: string }) => n.type));
+    expect([...seen].sort()).toEqual([...types].sort());
   });
 });
