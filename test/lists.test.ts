@@ -10,6 +10,9 @@ const LISTS = [
   '/api/v2/mysubscriptions',
   '/api/v2/node',
   '/api/v2/event',
+  '/api/v2/tunnel',
+  '/api/v2/service',
+  '/api/v2/notification',
 ];
 
 let t: TestApp;
