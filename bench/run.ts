@@ -1,6 +1,7 @@
 // `npm run bench`: starts each target as its own process on 127.0.0.1, times webhook verification call by call,
-// loads each scenario with autocannon, then measures the job queue beside graphile-worker (bench/jobs), and
-// prints the figures and whether they meet the goals. It reports; it does not gate (exit 0 whatever the figures).
+// loads each scenario with autocannon, then measures the job queue beside graphile-worker (bench/jobs) and the
+// fleet's agent reports and liveness sweep (bench/fleet), and prints the figures and whether they meet the
+// goals. It reports; it does not gate (exit 0 whatever the figures).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,8 @@ import { median, percentile } from './lib/stats.js';
 import { makeCertificates } from './lib/tls.js';
 import { selectJobCases, type JobCase } from './jobs/cases.js';
 import { runJobSection, type JobSectionResult, type JobSettings } from './jobs/section.js';
+import { selectFleetCases, type FleetCase } from './fleet/cases.js';
+import { runFleetSection, type FleetSectionResult, type FleetSettings } from './fleet/section.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import {
   SEQUENCES,
@@ -50,6 +53,8 @@ interface Settings {
   nodeOptions: string | undefined;
   /** The job-queue section (bench/jobs); its work directory and Node options are the run's. */
   jobs: Omit<JobSettings, 'workDir' | 'nodeOptions'>;
+  /** The fleet section (bench/fleet); its work directory and Node options are the run's. */
+  fleet: Omit<FleetSettings, 'workDir' | 'nodeOptions'>;
 }
 
 function readSettings(): Settings {
@@ -70,11 +75,25 @@ function readSettings(): Settings {
       'job-seconds': { type: 'string', default: '10' },
       'job-rounds': { type: 'string', default: '3' },
       'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+      'fleet-nodes': { type: 'string', default: '100000' },
+      'fleet-rate': { type: 'string', default: '3333' },
+      'fleet-duration': { type: 'string', default: '60' },
+      'fleet-warmup': { type: 'string', default: '5' },
+      'fleet-change': { type: 'string', default: '1' },
+      'fleet-connections': { type: 'string', default: '32' },
+      'fleet-sweeps': { type: 'string', default: '3' },
+      'fleet-silent': { type: 'string', default: '1' },
     },
   });
   const whole = (name: string, raw: string, min: number) => {
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be a whole number ≥ ${min}`);
+    return value;
+  };
+  const percent = (name: string, raw: string) => {
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0 || value > 100)
+      throw new Error(`--${name} must be a percentage > 0`);
     return value;
   };
   return {
@@ -98,6 +117,18 @@ function readSettings(): Settings {
       rounds: whole('job-rounds', values['job-rounds'], 1),
       postgresUrl: values['postgres-url'],
     },
+    fleet: {
+      nodes: whole('fleet-nodes', values['fleet-nodes'], 1),
+      ratePerSecond: whole('fleet-rate', values['fleet-rate'], 1),
+      durationSeconds: whole('fleet-duration', values['fleet-duration'], 1),
+      warmupSeconds: whole('fleet-warmup', values['fleet-warmup'], 0),
+      changePercent: percent('fleet-change', values['fleet-change']),
+      connections: whole('fleet-connections', values['fleet-connections'], 1),
+      primeConcurrency: 16,
+      sweepRuns: whole('fleet-sweeps', values['fleet-sweeps'], 1),
+      silentPercent: percent('fleet-silent', values['fleet-silent']),
+      postgresUrl: values['postgres-url'],
+    },
   };
 }
 
@@ -111,9 +142,16 @@ function machine(): string {
  * What to run: everything, or what matches --only, plus the reference if a load scenario is among it (and the
  * graphile-worker anchor of each job measurement among it).
  */
-function selected(settings: Settings): { scenarios: Scenario[]; sequences: Sequence[]; jobCases: JobCase[] } {
+function selected(settings: Settings): {
+  scenarios: Scenario[];
+  sequences: Sequence[];
+  jobCases: JobCase[];
+  fleetCases: FleetCase[];
+} {
   const jobCases = selectJobCases(settings.only);
-  if (settings.only === undefined) return { scenarios: SCENARIOS, sequences: SEQUENCES, jobCases };
+  const fleetCases = selectFleetCases(settings.only);
+  if (settings.only === undefined)
+    return { scenarios: SCENARIOS, sequences: SEQUENCES, jobCases, fleetCases };
   const needle = settings.only.toLowerCase();
   const matches = (name: string) => name.toLowerCase().includes(needle);
   const loads = SCENARIOS.filter((scenario) => scenario.reference !== true && matches(scenario.name));
@@ -121,6 +159,7 @@ function selected(settings: Settings): { scenarios: Scenario[]; sequences: Seque
     scenarios: loads.length === 0 ? [] : SCENARIOS.filter((s) => s.reference === true || loads.includes(s)),
     sequences: SEQUENCES.filter((sequence) => matches(sequence.name)),
     jobCases,
+    fleetCases,
   };
 }
 
@@ -270,8 +309,8 @@ function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const { scenarios, sequences, jobCases } = selected(settings);
-  if (scenarios.length === 0 && sequences.length === 0 && jobCases.length === 0)
+  const { scenarios, sequences, jobCases, fleetCases } = selected(settings);
+  if (scenarios.length === 0 && sequences.length === 0 && jobCases.length === 0 && fleetCases.length === 0)
     throw new Error(`nothing matches --only ${settings.only}`);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
   // On every way out, a stop by signal included (the servers are killed then too, see lib/processes.ts).
@@ -304,6 +343,15 @@ async function main(): Promise<void> {
       workDir,
     });
   }
+  let fleetSection: FleetSectionResult | undefined;
+  if (fleetCases.length > 0) {
+    process.stderr.write('fleet benchmarks\n');
+    fleetSection = await runFleetSection(fleetCases, {
+      ...settings.fleet,
+      nodeOptions: setup.serviceNodeOptions,
+      workDir,
+    });
+  }
 
   const reference = scenarios.find((scenario) => scenario.reference === true);
   const referenceRate = reference === undefined ? undefined : results.get(reference)?.load.requestsPerSecond;
@@ -325,6 +373,7 @@ async function main(): Promise<void> {
     checks.push(sequenceCheck(sequence, measuredRow, floorRow));
   }
   checks.push(...(jobSection?.checks ?? []));
+  checks.push(...(fleetSection?.checks ?? []));
 
   const { connections, durationSeconds } = settings.load;
   console.log(`\nedgewatch benchmarks on ${machine()}`);
@@ -349,13 +398,15 @@ async function main(): Promise<void> {
     console.log(latencyTable(latencyRows));
     console.log('');
   }
-  if (jobSection !== undefined) {
-    for (const line of jobSection.output) console.log(line);
+  for (const section of [jobSection, fleetSection]) {
+    if (section === undefined) continue;
+    for (const line of section.output) console.log(line);
     console.log('');
   }
   console.log(checksList(checks));
   for (const warning of spoiledWarnings(outcomes)) console.log(warning);
   for (const warning of jobSection?.warnings ?? []) console.log(warning);
+  for (const warning of fleetSection?.warnings ?? []) console.log(warning);
 }
 
 try {

@@ -35,7 +35,7 @@ export interface TargetDefinition {
 }
 
 // Only what the process needs: a stray DATABASE_URL or SMTP_URL in the caller's shell must not leak in.
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, TMPDIR } = process.env;
   return { PATH, HOME, TMPDIR, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...extra };
 }

@@ -96,7 +96,7 @@ export async function createBenchDatabase(adminUrl: string): Promise<BenchDataba
 
 /**
  * CPU time (ms) used so far by the server processes serving `database`, read from /proc by their pids:
- * undefined when the server is not on this machine (a pid that is not a postgres process here).
+ * undefined when the server is not on this machine (a pid that is another process here, or none is here).
  */
 export async function databaseCpuMs(url: string, database: string): Promise<Map<number, number> | undefined> {
   const client = new pg.Client({ connectionString: url });
@@ -108,21 +108,23 @@ export async function databaseCpuMs(url: string, database: string): Promise<Map<
     );
     const times = new Map<number, number>();
     for (const { pid } of rows) {
-      if (!isPostgresProcess(pid)) return undefined;
-      const ms = cpuTimeMs(pid);
+      const kind = processKind(pid);
+      if (kind === 'other') return undefined;
+      // A backend whose connection closed since the query is gone from /proc: it is skipped.
+      const ms = kind === 'postgres' ? cpuTimeMs(pid) : undefined;
       if (ms !== undefined) times.set(pid, ms);
     }
-    return times;
+    return rows.length > 0 && times.size === 0 ? undefined : times;
   } finally {
     await client.end();
   }
 }
 
-function isPostgresProcess(pid: number): boolean {
+function processKind(pid: number): 'postgres' | 'other' | 'gone' {
   try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)');
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)') ? 'postgres' : 'other';
   } catch {
-    return false;
+    return 'gone';
   }
 }
 

@@ -6,7 +6,12 @@ import { applyReport } from './service.js';
 
 /** How often buffered heartbeats reach the database; the liveness sweep allows for this much delay. */
 export const HEARTBEAT_FLUSH_MS = 1_000;
-const ROWS_PER_STATEMENT = 1_000;
+/**
+ * Small enough that one statement holds SQLite's single connection (and so the event loop, since
+ * better-sqlite3 is synchronous) for a few milliseconds, not a tenth of a second: reports waiting
+ * behind a flush are answered in between.
+ */
+const ROWS_PER_STATEMENT = 200;
 
 interface Flushed {
   id: string;
@@ -34,7 +39,7 @@ async function writeLastSeen(db: Executor, rows: readonly [string, number][]): P
 
 /**
  * Reports that change nothing only say "still here": their times are kept in memory and written for all
- * nodes at once every second, in one statement per thousand nodes, instead of one commit per report.
+ * nodes at once every second, in one statement per 200 nodes, instead of one commit per report.
  * Each API process keeps its own buffer; the write only ever moves a time forward, so processes cannot
  * undo each other. A node the sweep judged UNREACHABLE just before its buffered report was written
  * gets that report applied for real (ALIVE again, with its event).
@@ -79,6 +84,7 @@ export class HeartbeatBuffer {
         for (const node of moved) {
           if (node.node_state !== 'ALIVE') await applyReport(this.ctx, node.id, {});
         }
+        await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (error) {
       // Kept for the next flush: a heartbeat is not lost to a database that is away for a moment.
