@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { RetryJobAt } from '../../jobs/outcomes.js';
 import { newId } from '../../lib/ids.js';
@@ -134,7 +135,7 @@ async function record(ctx: AppContext, delivery: repo.DeliveryToSend, startedAt:
 
 async function disableFailingWebhook(
   ctx: AppContext,
-  trx: Parameters<typeof touchSubscriptions>[0],
+  trx: Executor,
   delivery: repo.DeliveryToSend,
   failures: number,
 ): Promise<void> {

@@ -11,7 +11,7 @@ export const HEARTBEAT_FLUSH_MS = 1_000;
  * better-sqlite3 is synchronous) for a few milliseconds, not a tenth of a second: reports waiting
  * behind a flush are answered in between.
  */
-const ROWS_PER_STATEMENT = 200;
+const ROWS_PER_STATEMENT = 100;
 
 interface Flushed {
   id: string;
@@ -39,7 +39,7 @@ async function writeLastSeen(db: Executor, rows: readonly [string, number][]): P
 
 /**
  * Reports that change nothing only say "still here": their times are kept in memory and written for all
- * nodes at once every second, in one statement per 200 nodes, instead of one commit per report.
+ * nodes at once every second, in one statement per 100 nodes, instead of one commit per report.
  * Each API process keeps its own buffer; the write only ever moves a time forward, so processes cannot
  * undo each other. A node the sweep judged UNREACHABLE just before its buffered report was written
  * gets that report applied for real (ALIVE again, with its event).
