@@ -1,6 +1,7 @@
 // `npm run bench`: starts each target as its own process on 127.0.0.1, times webhook verification call by call,
 // loads each scenario with autocannon, then measures the job queue beside graphile-worker (bench/jobs) and the
-// fleet's agent reports and liveness sweep (bench/fleet), and prints the figures and whether they meet the
+// fleet's agent reports and liveness sweep (bench/fleet) and the notifications from a state change to a webhook
+// beside an undici floor and Alertmanager (bench/notify), and prints the figures and whether they meet the
 // goals. It reports; it does not gate (exit 0 whatever the figures).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,6 +25,9 @@ import { selectJobCases, type JobCase } from './jobs/cases.js';
 import { runJobSection, type JobSectionResult, type JobSettings } from './jobs/section.js';
 import { selectFleetCases, type FleetCase } from './fleet/cases.js';
 import { runFleetSection, type FleetSectionResult, type FleetSettings } from './fleet/section.js';
+import { selectNotifyCases, type NotifyCase } from './notify/cases.js';
+import { NOTIFY_OPTIONS, notifyOptions, type NotifyOptions } from './notify/options.js';
+import { runNotifySection, type NotifySectionResult } from './notify/section.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import {
   SEQUENCES,
@@ -55,6 +59,8 @@ interface Settings {
   jobs: Omit<JobSettings, 'workDir' | 'nodeOptions'>;
   /** The fleet section (bench/fleet); its work directory and Node options are the run's. */
   fleet: Omit<FleetSettings, 'workDir' | 'nodeOptions'>;
+  /** The notification section (bench/notify); its PostgreSQL, work directory, Node options and CA are the run's. */
+  notify: NotifyOptions;
 }
 
 function readSettings(): Settings {
@@ -83,6 +89,7 @@ function readSettings(): Settings {
       'fleet-connections': { type: 'string', default: '32' },
       'fleet-sweeps': { type: 'string', default: '3' },
       'fleet-silent': { type: 'string', default: '1' },
+      ...NOTIFY_OPTIONS,
     },
   });
   const whole = (name: string, raw: string, min: number) => {
@@ -129,6 +136,7 @@ function readSettings(): Settings {
       silentPercent: percent('fleet-silent', values['fleet-silent']),
       postgresUrl: values['postgres-url'],
     },
+    notify: notifyOptions(values),
   };
 }
 
@@ -147,11 +155,13 @@ function selected(settings: Settings): {
   sequences: Sequence[];
   jobCases: JobCase[];
   fleetCases: FleetCase[];
+  notifyCases: NotifyCase[];
 } {
   const jobCases = selectJobCases(settings.only);
   const fleetCases = selectFleetCases(settings.only);
+  const notifyCases = selectNotifyCases(settings.only);
   if (settings.only === undefined)
-    return { scenarios: SCENARIOS, sequences: SEQUENCES, jobCases, fleetCases };
+    return { scenarios: SCENARIOS, sequences: SEQUENCES, jobCases, fleetCases, notifyCases };
   const needle = settings.only.toLowerCase();
   const matches = (name: string) => name.toLowerCase().includes(needle);
   const loads = SCENARIOS.filter((scenario) => scenario.reference !== true && matches(scenario.name));
@@ -160,6 +170,7 @@ function selected(settings: Settings): {
     sequences: SEQUENCES.filter((sequence) => matches(sequence.name)),
     jobCases,
     fleetCases,
+    notifyCases,
   };
 }
 
@@ -309,8 +320,9 @@ function goalChecks(scenario: Scenario, outcome: ScenarioOutcome): Check[] {
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const { scenarios, sequences, jobCases, fleetCases } = selected(settings);
-  if (scenarios.length === 0 && sequences.length === 0 && jobCases.length === 0 && fleetCases.length === 0)
+  const { scenarios, sequences, jobCases, fleetCases, notifyCases } = selected(settings);
+  const sections = [scenarios, sequences, jobCases, fleetCases, notifyCases];
+  if (sections.every((entries) => entries.length === 0))
     throw new Error(`nothing matches --only ${settings.only}`);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
   // On every way out, a stop by signal included (the servers are killed then too, see lib/processes.ts).
@@ -352,6 +364,17 @@ async function main(): Promise<void> {
       workDir,
     });
   }
+  let notifySection: NotifySectionResult | undefined;
+  if (notifyCases.length > 0) {
+    process.stderr.write('notification benchmarks\n');
+    notifySection = await runNotifySection(notifyCases, {
+      ...settings.notify,
+      postgresUrl: settings.jobs.postgresUrl,
+      nodeOptions: setup.serviceNodeOptions,
+      workDir,
+      certificates: setup.certificates,
+    });
+  }
 
   const reference = scenarios.find((scenario) => scenario.reference === true);
   const referenceRate = reference === undefined ? undefined : results.get(reference)?.load.requestsPerSecond;
@@ -374,6 +397,7 @@ async function main(): Promise<void> {
   }
   checks.push(...(jobSection?.checks ?? []));
   checks.push(...(fleetSection?.checks ?? []));
+  checks.push(...(notifySection?.checks ?? []));
 
   const { connections, durationSeconds } = settings.load;
   console.log(`\nedgewatch benchmarks on ${machine()}`);
@@ -398,7 +422,7 @@ async function main(): Promise<void> {
     console.log(latencyTable(latencyRows));
     console.log('');
   }
-  for (const section of [jobSection, fleetSection]) {
+  for (const section of [jobSection, fleetSection, notifySection]) {
     if (section === undefined) continue;
     for (const line of section.output) console.log(line);
     console.log('');
@@ -407,6 +431,7 @@ async function main(): Promise<void> {
   for (const warning of spoiledWarnings(outcomes)) console.log(warning);
   for (const warning of jobSection?.warnings ?? []) console.log(warning);
   for (const warning of fleetSection?.warnings ?? []) console.log(warning);
+  for (const warning of notifySection?.warnings ?? []) console.log(warning);
 }
 
 try {
