@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startChildServer } from '../lib/processes.js';
+import { freePort, startChildServer, trackChild } from '../lib/processes.js';
 import { childEnv, PROJECT_ROOT } from '../targets.js';
 import type { FleetDatabase } from './cases.js';
 
@@ -59,20 +59,7 @@ async function startWorkerRole(options: FleetServerOptions, env: NodeJS.ProcessE
     },
   );
   fs.closeSync(log);
-  running.add(child);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      running.delete(child);
-      resolve();
-    }),
-  );
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const result = await Promise.race([exited, sleep(10_000, 'timeout' as const, { ref: false })]);
-    if (result === 'timeout') child.kill('SIGKILL');
-    await exited;
-  };
+  const { stop } = trackChild(child, running, 10_000);
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && child.exitCode === null) {
     if (fs.readFileSync(logFile, 'utf8').includes('job worker started') && child.pid !== undefined) {

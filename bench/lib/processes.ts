@@ -126,3 +126,29 @@ export function cpuTimeMs(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/**
+ * Keeps a spawned child in `running` until it exits, and gives the way to stop it: SIGTERM, then SIGKILL
+ * if it is still there after `graceMs`.
+ */
+export function trackChild(
+  child: ChildProcess,
+  running: Set<ChildProcess>,
+  graceMs: number,
+): { exited: Promise<void>; stop: () => Promise<void> } {
+  running.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const result = await Promise.race([exited, sleep(graceMs, 'timeout' as const, { ref: false })]);
+    if (result === 'timeout') child.kill('SIGKILL');
+    await exited;
+  };
+  return { exited, stop };
+}

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { freePort } from '../lib/processes.js';
+import { freePort, trackChild } from '../lib/processes.js';
 import { nodeName, TUNNEL } from './seed.js';
 
 const BINARIES = ['prometheus-alertmanager', 'alertmanager'];
@@ -93,20 +93,7 @@ export async function startAlertmanager(
     { cwd: options.dir, stdio: ['ignore', log, log] },
   );
   fs.closeSync(log);
-  running.add(child);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      running.delete(child);
-      resolve();
-    }),
-  );
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const result = await Promise.race([exited, sleep(5_000, 'timeout' as const, { ref: false })]);
-    if (result === 'timeout') child.kill('SIGKILL');
-    await exited;
-  };
+  const { stop } = trackChild(child, running, 5_000);
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline && child.exitCode === null && child.pid !== undefined) {
