@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { sweepSilentNodes } from '../../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../../src/features/fleet/reports/heartbeats.js';
 import type { TestApp } from './harness.js';
+import { waitFor } from './jobs-fixture.js';
 
 /** A node registered through the API (in `orgId`, or the caller's) that has reported once: ALIVE. */
 export async function aliveNode(
@@ -40,11 +41,7 @@ export async function silence(t: TestApp, id: string): Promise<number> {
   return judged;
 }
 
-/** Polls until `check` holds, failing after a bound. */
+/** Polls until `check` holds, failing after a bound (the jobs fixture's `waitFor`, for a yes/no check). */
 export async function until(what: string, check: () => boolean | Promise<boolean>, boundMs = 15_000) {
-  const deadline = Date.now() + boundMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${boundMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(what, async () => (await check()) || undefined, boundMs);
 }

@@ -43,6 +43,14 @@ export async function createNotification(
   const now = ctx.clock.now();
   const id = newId(now);
   const payload = notificationPayload(await factsOf(ctx, trx, event), { id: alert.id, name: alert.name });
+  const webhook =
+    alert.channel_type === 'webhook' && alert.webhook_id !== null
+      ? await trx
+          .selectFrom('webhooks')
+          .select(['id', 'is_enabled'])
+          .where('id', '=', alert.webhook_id)
+          .executeTakeFirstOrThrow()
+      : undefined;
   const inserted = await insertNotification(trx, {
     id,
     user_id: alert.user_id,
@@ -56,22 +64,16 @@ export async function createNotification(
     channel_type: alert.channel_type,
     webhook_id: alert.webhook_id,
     email_id: null,
-    status: 'pending',
+    // Held from the start when the webhook is disabled: sent once it is verified again.
+    status: webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held',
     reason: null,
     payload: JSON.stringify(payload),
     occurred_at: event.occurred_at,
     created_at: now,
   });
   if (!inserted) return;
-  if (alert.channel_type === 'webhook' && alert.webhook_id !== null) {
-    const webhook = await trx
-      .selectFrom('webhooks')
-      .select(['id', 'is_enabled'])
-      .where('id', '=', alert.webhook_id)
-      .executeTakeFirstOrThrow();
-    const status = await startDelivery(ctx, trx, id, webhook, now);
-    if (status !== 'pending')
-      await trx.updateTable('notifications').set({ status }).where('id', '=', id).execute();
+  if (webhook !== undefined) {
+    await startDelivery(ctx, trx, id, webhook, now);
     return;
   }
   const owner = await trx
