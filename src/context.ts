@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
+import type { CommitGroup } from './db/commit-group.js';
 import type { Db } from './db/types.js';
 import type { Clock } from './lib/clock.js';
 import type { JobMetrics } from './jobs/metrics.js';
@@ -16,6 +17,8 @@ import type { OutboundClient } from './net/outbound.js';
 /** Everything a service may need, built once at start and shared by the API, the worker and the CLI. */
 export interface AppContext {
   db: Db;
+  /** Group commit for the small, frequent write transactions (reports, delivery outcomes). */
+  commits: CommitGroup;
   config: Config;
   clock: Clock;
   logger: Logger;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
-import { connectDatabase, type ConnectOptions } from './db/connect.js';
+import { CommitGroup } from './db/commit-group.js';
+import { connectDatabase, isPostgres, type ConnectOptions } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ApiKeyCache } from './features/apikeys/key-cache.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -15,6 +16,8 @@ import { parseNetworks } from './net/addresses.js';
 import { OutboundClient } from './net/outbound.js';
 
 export const USER_AGENT = 'edgewatch-webhooks/0.1';
+/** Shared transactions open at once on PostgreSQL: some of the pool, the rest for everything else. */
+const COMMIT_GROUPS_POSTGRES = 4;
 
 export interface OpenOptions extends ConnectOptions {
   clock?: Clock;
@@ -49,6 +52,7 @@ export async function openContext(
   });
   return {
     db,
+    commits: new CommitGroup(db, { open: isPostgres(db) ? COMMIT_GROUPS_POSTGRES : 1, maxUnits: 64 }),
     config,
     clock,
     logger,

@@ -4,6 +4,7 @@ import type { Database, Db } from '../src/db/types.js';
 import { PermanentJobFailure } from '../src/jobs/outcomes.js';
 import { DEFAULT_MAX_ATTEMPTS, JobQueue } from '../src/jobs/queue.js';
 import type { JobHandler, Worker } from '../src/jobs/worker.js';
+import { transaction } from '../src/db/transaction.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
   deferred,
@@ -326,5 +327,95 @@ describe('enqueueMany', () => {
   it('does nothing for an empty list', async () => {
     const queue = new JobQueue(db, new ManualClock(T0));
     await queue.enqueueMany(db, []);
+  });
+});
+
+describe('start on commit', () => {
+  let worker: Worker;
+  let queue: JobQueue;
+  const ran: { id: string; attempt: number }[] = [];
+  let onRun = (): void => undefined;
+  const clock = new ManualClock(T0);
+
+  beforeAll(async () => {
+    queue = new JobQueue(db, clock);
+    const handler: JobHandler<{ n: number }> = {
+      kind: 'test.eager',
+      startOnCommit: true,
+      leaseMs: 30_000,
+      async handle(_payload, run) {
+        ran.push({ id: run.id, attempt: run.attempt });
+        onRun();
+      },
+    };
+    // A minute's poll and a clock that does not move: only the hand-over on commit can run these jobs.
+    ({ worker } = testWorker({ db, queue, clock, handlers: [handler], pollMs: 60_000 }));
+    await worker.start();
+  });
+  afterAll(async () => {
+    await worker.stop(1_000);
+  });
+
+  it('leases the job to this worker in its row and starts it once the transaction commits', async () => {
+    const started = deferred();
+    onRun = () => started.resolve();
+    let id = '';
+    await transaction(db, async (trx) => {
+      await queue.enqueue(trx, 'test.eager', { n: 1 });
+      const [row] = await trx.selectFrom('jobs').selectAll().where('kind', '=', 'test.eager').execute();
+      // Leased at birth, its run counted, the lease ending like a claim's would.
+      expect(row).toMatchObject({ locked_by: worker.id, attempts: 1, run_at: T0 + 30_000, state: 'queued' });
+      id = row!.id;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(ran).toEqual([]);
+    });
+    await started.promise;
+    expect(ran).toEqual([{ id, attempt: 1 }]);
+    await waitFor(
+      'the finished job to be removed',
+      async () => (await jobsOf(db, 'test.eager')).length === 0,
+    );
+  });
+
+  it('starts nothing when the transaction rolls back', async () => {
+    const before = ran.length;
+    await expect(
+      transaction(db, async (trx) => {
+        await queue.enqueue(trx, 'test.eager', { n: 2 });
+        throw new Rollback();
+      }),
+    ).rejects.toBeInstanceOf(Rollback);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ran).toHaveLength(before);
+    expect(await jobsOf(db, 'test.eager')).toEqual([]);
+  });
+
+  it('queues the job unleased, for any worker, outside a transaction that reports its commit', async () => {
+    const started = deferred();
+    onRun = () => started.resolve();
+    await db.transaction().execute(async (trx) => {
+      await queue.enqueue(trx, 'test.eager', { n: 3 });
+      const [row] = await trx.selectFrom('jobs').selectAll().where('kind', '=', 'test.eager').execute();
+      expect(row).toMatchObject({ locked_by: null, attempts: 0, run_at: T0 });
+    });
+    await started.promise;
+    await waitFor(
+      'the finished job to be removed',
+      async () => (await jobsOf(db, 'test.eager')).length === 0,
+    );
+  });
+
+  it('leases nothing to a stopped worker', async () => {
+    const other = new JobQueue(db, clock);
+    const handler: JobHandler<never> = {
+      kind: 'test.eager-stopped',
+      startOnCommit: true,
+      handle: async () => {},
+    };
+    const stopped = testWorker({ db, queue: other, clock, handlers: [handler] }).worker;
+    await stopped.start();
+    await stopped.stop(1_000);
+    await transaction(db, (trx) => other.enqueue(trx, 'test.eager-stopped', null));
+    expect(await jobsOf(db, 'test.eager-stopped')).toMatchObject([{ locked_by: null, attempts: 0 }]);
   });
 });

@@ -53,6 +53,7 @@ export async function measureFloor(
       firstMs: firstAt === undefined ? undefined : firstAt - startedAt,
       reportsMs: undefined,
       requests: collection.requests(),
+      connections: collection.connections(),
       senders: [{ label: 'floor', ms: cpuMs }],
       runnerCpuMs,
       duplicates: collection.duplicates(),
@@ -96,6 +97,7 @@ export async function measureAlertmanager(
       firstMs: firstAt === undefined ? undefined : firstAt - startedAt,
       reportsMs: undefined,
       requests: collection.requests(),
+      connections: collection.connections(),
       senders: [
         {
           label: 'Alertmanager',

@@ -47,6 +47,8 @@ export interface ThroughputRun {
   reportsMs: number | undefined;
   /** Requests that carried the notifications (Alertmanager may put several alerts in one). */
   requests: number;
+  /** TLS connections the sender opened to the receiver. */
+  connections: number;
   /** The sending side's processes: the service (and PostgreSQL's backends), the floor, Alertmanager. */
   senders: ProcessCpu[];
   /** The runner's own CPU: the receiver, and the reports it sent (the service's rounds). */
@@ -185,6 +187,7 @@ export async function measureServiceThroughput(
     firstMs: firstAt === undefined ? undefined : firstAt - burst.startedAt,
     reportsMs: burst.answeredAt - burst.startedAt,
     requests: collection.requests(),
+    connections: collection.connections(),
     senders,
     runnerCpuMs,
     duplicates: collection.duplicates(),

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isPostgres } from '../db/connect.js';
+import { afterCommit } from '../db/transaction.js';
 import type { Db, Executor } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -26,6 +27,13 @@ export interface JobRequest<P = unknown> {
 
 type WakeListener = (kind: string) => void;
 
+/** A worker of this process that starts the jobs of a kind it is given, without claiming them. */
+export interface LocalRunner {
+  workerId: string;
+  leaseMs: number;
+  start(jobs: repo.ClaimedJob[]): void;
+}
+
 /**
  * The producing side of the one durable queue. Jobs are written in the caller's transaction, so a job
  * exists exactly when the change that caused it commits. Idle workers are woken after that commit:
@@ -34,6 +42,7 @@ type WakeListener = (kind: string) => void;
  */
 export class JobQueue {
   private readonly listeners = new Set<WakeListener>();
+  private readonly localRunners = new Map<string, LocalRunner>();
   private readonly postgres: boolean;
 
   constructor(
@@ -47,24 +56,56 @@ export class JobQueue {
     await this.enqueueMany(db, [{ kind, payload, options }]);
   }
 
-  /** Many jobs in one statement (and one wake per kind). */
+  /**
+   * Many jobs in one statement (and one wake per kind). A due job of a kind this process's worker starts on
+   * commit is leased to it in the same row, when the caller's transaction reports its commit, and started
+   * right after: no claim, no wake. Should the process die first, the lease runs out and any worker takes it.
+   */
   async enqueueMany(db: Executor, jobs: readonly JobRequest[]): Promise<void> {
     if (jobs.length === 0) return;
     const now = this.clock.now();
-    await repo.insertJobs(
-      db,
-      jobs.map((job) => ({
-        id: newId(now),
+    const starting = new Map<LocalRunner, repo.ClaimedJob[]>();
+    const canStart =
+      jobs.some((job) => this.localRunners.has(job.kind)) &&
+      afterCommit(db, () => {
+        for (const [runner, started] of starting) runner.start(started);
+      });
+    const runners = new Map<string, LocalRunner>();
+    const rows = jobs.map((job): repo.NewJob => {
+      const runAt = job.options?.runAt ?? now;
+      const local = canStart && runAt <= now ? this.localRunners.get(job.kind) : undefined;
+      const id = newId(now);
+      if (local !== undefined) runners.set(id, local);
+      return {
+        id,
         kind: job.kind,
         payload: JSON.stringify(job.payload ?? null),
         key: job.options?.key ?? null,
-        runAt: job.options?.runAt ?? now,
+        runAt: local === undefined ? runAt : now + local.leaseMs,
         maxAttempts: job.options?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
         createdAt: now,
-      })),
-    );
-    const kinds = new Set(jobs.filter((job) => (job.options?.runAt ?? now) <= now).map((job) => job.kind));
+        ...(local === undefined ? {} : { lease: { workerId: local.workerId } }),
+      };
+    });
+    const inserted = new Set(await repo.insertJobs(db, rows));
+    const kinds = new Set<string>();
+    for (const row of rows) {
+      const runner = runners.get(row.id);
+      if (runner === undefined) {
+        if (row.runAt <= now) kinds.add(row.kind);
+      } else if (inserted.has(row.id)) {
+        starting.set(runner, [...(starting.get(runner) ?? []), claimedAtBirth(row)]);
+      }
+    }
     for (const kind of kinds) await this.wakeAfterCommit(db, kind);
+  }
+
+  /** This process's worker starts the jobs of `kind` enqueued here, on commit; returns the undo. */
+  runLocally(kind: string, runner: LocalRunner): () => void {
+    this.localRunners.set(kind, runner);
+    return () => {
+      if (this.localRunners.get(kind) === runner) this.localRunners.delete(kind);
+    };
   }
 
   /** Removes the unfinished job of this kind and key; false when there was none. */
@@ -103,4 +144,16 @@ export class JobQueue {
       setImmediate(() => this.wakeLocal(kind));
     }
   }
+}
+
+function claimedAtBirth(row: repo.NewJob): repo.ClaimedJob {
+  return {
+    id: row.id,
+    kind: row.kind,
+    payload: row.payload,
+    key: row.key,
+    attempts: 1,
+    max_attempts: row.maxAttempts,
+    locked_by: row.lease?.workerId ?? null,
+  };
 }

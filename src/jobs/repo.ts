@@ -23,12 +23,17 @@ export interface NewJob {
   runAt: number;
   maxAttempts: number;
   createdAt: number;
+  /** A job leased at birth to a worker of this process (its run counted): see JobHandler.startOnCommit. */
+  lease?: { workerId: string };
 }
 
-/** Inserts jobs in one statement; a job whose key an unfinished job of its kind holds is skipped. */
-export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  await db
+/**
+ * Inserts jobs in one statement; a job whose key an unfinished job of its kind holds is skipped. Returns
+ * the ids of the jobs inserted.
+ */
+export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise<string[]> {
+  if (jobs.length === 0) return [];
+  const inserted = await db
     .insertInto('jobs')
     .values(
       jobs.map((job) => ({
@@ -38,9 +43,9 @@ export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise
         key: job.key,
         state: 'queued' as const,
         run_at: job.runAt,
-        attempts: 0,
+        attempts: job.lease === undefined ? 0 : 1,
         max_attempts: job.maxAttempts,
-        locked_by: null,
+        locked_by: job.lease?.workerId ?? null,
         last_error: null,
         created_at: job.createdAt,
       })),
@@ -51,7 +56,9 @@ export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise
         .where(sql<boolean>`state = 'queued' and key is not null`)
         .doNothing(),
     )
+    .returning('id')
     .execute();
+  return inserted.map((row) => row.id);
 }
 
 /**

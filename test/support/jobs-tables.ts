@@ -1,4 +1,4 @@
-import type { Db } from '../../src/db/types.js';
+import type { Db, Executor } from '../../src/db/types.js';
 
 /** One row per handler run, written by the handlers of the job tests (in this process or a child). */
 export interface TestRunsTable {
@@ -12,7 +12,7 @@ export interface TestRunsTable {
 
 export type TestRun = TestRunsTable;
 
-function withRuns(db: Db) {
+function withRuns(db: Executor) {
   return db.withTables<{ test_runs: TestRunsTable }>();
 }
 
@@ -27,7 +27,7 @@ export async function createTestRunsTable(db: Db): Promise<void> {
     .execute();
 }
 
-export async function recordRun(db: Db, run: TestRun): Promise<void> {
+export async function recordRun(db: Executor, run: TestRun): Promise<void> {
   await withRuns(db).insertInto('test_runs').values(run).execute();
 }
 

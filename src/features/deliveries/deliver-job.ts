@@ -3,6 +3,7 @@ import type { Executor } from '../../db/types.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { RetryJobAt } from '../../jobs/outcomes.js';
 import { newId } from '../../lib/ids.js';
+import { TickBatch } from '../../lib/tick-batch.js';
 import { OutboundError, type OutboundResponse } from '../../net/outbound.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { notificationHeaders } from '../webhooks/test-send.js';
@@ -18,12 +19,37 @@ const RESPONSE_KEPT_BYTES = 1_024;
 type Sent = { response: OutboundResponse } | { error: OutboundError };
 
 /**
- * Sends one delivery: signed, outside any transaction, through the guarded client; then records the
- * attempt and its consequences in one transaction. Retries follow the webhook's own gate: after a failed
- * request nothing else goes to it before its retry time, and then one request probes at a time.
+ * What the deliveries of one process share: the per-webhook slots, and the batches in which the deliveries
+ * that run together are read and, when they succeed, recorded (a few statements for all of them).
  */
-async function deliver(ctx: AppContext, slots: PerKeyLimiter, deliveryId: string): Promise<void> {
-  const delivery = await repo.findDeliveryToSend(ctx.db, deliveryId);
+interface Deliverer {
+  ctx: AppContext;
+  slots: PerKeyLimiter;
+  read: TickBatch<string, repo.DeliveryToSend | undefined>;
+  delivered: TickBatch<repo.Delivered, void>;
+}
+
+function deliverer(ctx: AppContext): Deliverer {
+  return {
+    ctx,
+    slots: new PerKeyLimiter(ctx.config.deliveryConcurrencyPerWebhook),
+    read: new TickBatch((ids) => repo.findDeliveriesToSend(ctx.db, ids)),
+    delivered: new TickBatch(async (done) => {
+      await ctx.commits.run((trx) => repo.recordDelivered(trx, done));
+      return done.map(() => undefined);
+    }),
+  };
+}
+
+/**
+ * Sends one delivery: signed, outside any transaction, through the guarded client; then records the
+ * attempt and its consequences (a success with the others of the moment, a failure on its own). Retries
+ * follow the webhook's own gate: after a failed request nothing else goes to it before its retry time,
+ * and then one request probes at a time.
+ */
+async function deliver(sender: Deliverer, deliveryId: string): Promise<void> {
+  const { ctx, slots } = sender;
+  const delivery = await sender.read.add(deliveryId);
   if (delivery === undefined || delivery.status !== 'pending') return;
   if (delivery.is_enabled !== 1) {
     await repo.setDeliveryStatus(ctx.db, delivery.id, delivery.notification_id, 'held', {
@@ -43,7 +69,16 @@ async function deliver(ctx: AppContext, slots: PerKeyLimiter, deliveryId: string
   }
   const startedAt = ctx.clock.now();
   const sent = await slots.run(delivery.webhook_id, () => send(ctx, delivery, startedAt));
-  await record(ctx, delivery, startedAt, sent);
+  const attempt = attemptOf(delivery, startedAt, sent, ctx.clock.now());
+  if (attempt.failure === null) {
+    await sender.delivered.add({
+      notificationId: delivery.notification_id,
+      webhookId: delivery.webhook_id,
+      attempt,
+    });
+  } else {
+    await recordFailure(ctx, delivery, startedAt, sent, attempt);
+  }
 }
 
 async function send(ctx: AppContext, delivery: repo.DeliveryToSend, at: number): Promise<Sent> {
@@ -96,20 +131,18 @@ function attemptOf(delivery: repo.DeliveryToSend, at: number, sent: Sent, now: n
   };
 }
 
-async function record(ctx: AppContext, delivery: repo.DeliveryToSend, startedAt: number, sent: Sent) {
+/** A failed request: counted against the webhook (once per burst), then retried, or the webhook disabled. */
+async function recordFailure(
+  ctx: AppContext,
+  delivery: repo.DeliveryToSend,
+  startedAt: number,
+  sent: Sent,
+  attempt: repo.AttemptRecord,
+) {
   const now = ctx.clock.now();
-  const attempt = attemptOf(delivery, startedAt, sent, now);
   const ids = { delivery: delivery.id, notification: delivery.notification_id, webhook: delivery.webhook_id };
-  const retryAt = await ctx.db.transaction().execute(async (trx) => {
+  const retryAt = await ctx.commits.run(async (trx) => {
     await repo.insertAttempt(trx, attempt);
-    if (attempt.failure === null) {
-      await repo.setDeliveryStatus(trx, ids.delivery, ids.notification, 'delivered', {
-        attempt,
-        nextAttemptAt: null,
-      });
-      await repo.webhookSucceeded(trx, ids.webhook);
-      return undefined;
-    }
     const retryAfter =
       'response' in sent ? parseRetryAfter(sent.response.headers['retry-after'], now) : undefined;
     const counted = await repo.countFailure(trx, ids.webhook, startedAt, now, (failures) =>
@@ -168,10 +201,11 @@ async function disableFailingWebhook(
 
 /** Webhook deliveries as a job kind; each process sends at most DELIVERY_CONCURRENCY_PER_WEBHOOK at once per webhook. */
 export function webhookDeliveryJob(ctx: AppContext): JobHandler<DeliveryJob> {
-  const slots = new PerKeyLimiter(ctx.config.deliveryConcurrencyPerWebhook);
+  const sender = deliverer(ctx);
   return {
     kind: WEBHOOK_DELIVERY,
     concurrency: 64,
-    handle: (job) => deliver(ctx, slots, job.deliveryId),
+    startOnCommit: true,
+    handle: (job) => deliver(sender, job.deliveryId),
   };
 }

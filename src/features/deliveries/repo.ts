@@ -1,9 +1,9 @@
 import { isPostgres } from '../../db/connect.js';
 import type { Executor } from '../../db/types.js';
 
-/** A pending delivery with what sending it needs: the body and its webhook. */
-export async function findDeliveryToSend(db: Executor, id: string) {
-  return db
+/** Pending deliveries with what sending them needs: the body and the webhook; in the order of `ids`. */
+export async function findDeliveriesToSend(db: Executor, ids: readonly string[]) {
+  const rows = await db
     .selectFrom('deliveries')
     .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
     .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
@@ -23,11 +23,13 @@ export async function findDeliveryToSend(db: Executor, id: string) {
       'webhooks.retry_at',
       'webhooks.probe_until',
     ])
-    .where('deliveries.id', '=', id)
-    .executeTakeFirst();
+    .where('deliveries.id', 'in', ids)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id));
 }
 
-export type DeliveryToSend = NonNullable<Awaited<ReturnType<typeof findDeliveryToSend>>>;
+export type DeliveryToSend = NonNullable<Awaited<ReturnType<typeof findDeliveriesToSend>>[number]>;
 
 /** While a webhook fails, one request probes it at a time: true when this caller may. */
 export async function takeProbe(
@@ -57,20 +59,84 @@ export interface AttemptRecord {
   response: string | null;
 }
 
+function attemptRow(attempt: AttemptRecord) {
+  return {
+    id: attempt.id,
+    delivery_id: attempt.deliveryId,
+    at: attempt.at,
+    duration_ms: attempt.durationMs,
+    status_code: attempt.statusCode,
+    failure: attempt.failure,
+    error: attempt.error,
+    response: attempt.response,
+  };
+}
+
 export async function insertAttempt(db: Executor, attempt: AttemptRecord): Promise<void> {
+  await db.insertInto('delivery_attempts').values(attemptRow(attempt)).execute();
+}
+
+/** A successful request, as recorded with others in one go. */
+export interface Delivered {
+  notificationId: string;
+  webhookId: string;
+  attempt: AttemptRecord;
+}
+
+/**
+ * Records successful requests: their attempts, their deliveries and notifications delivered, their
+ * webhooks' failure counts reset; four statements however many there are.
+ */
+export async function recordDelivered(db: Executor, done: readonly Delivered[]): Promise<void> {
+  if (done.length === 0) return;
   await db
     .insertInto('delivery_attempts')
-    .values({
-      id: attempt.id,
-      delivery_id: attempt.deliveryId,
-      at: attempt.at,
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      failure: attempt.failure,
-      error: attempt.error,
-      response: attempt.response,
-    })
+    .values(done.map((item) => attemptRow(item.attempt)))
     .execute();
+  await db
+    .updateTable('deliveries')
+    .set((eb) => {
+      // One value per delivery: CASE id WHEN … THEN …, cast so PostgreSQL knows the parameters' type.
+      const perDelivery = (value: (attempt: AttemptRecord) => number, type: 'bigint' | 'integer') => {
+        const [first, ...rest] = done;
+        if (first === undefined) throw new Error('unreachable: done is not empty');
+        let cases = eb
+          .case('id')
+          .when(first.attempt.deliveryId)
+          .then(eb.cast<number>(eb.val(value(first.attempt)), type));
+        for (const item of rest) {
+          cases = cases
+            .when(item.attempt.deliveryId)
+            .then(eb.cast<number>(eb.val(value(item.attempt)), type));
+        }
+        return cases.end();
+      };
+      return {
+        status: 'delivered',
+        attempts: eb('attempts', '+', 1),
+        last_attempt_at: perDelivery((attempt) => attempt.at, 'bigint'),
+        last_status_code: perDelivery((attempt) => attempt.statusCode ?? 0, 'integer'),
+        last_error: null,
+        delivered_at: perDelivery((attempt) => attempt.at + attempt.durationMs, 'bigint'),
+        next_attempt_at: null,
+      };
+    })
+    .where(
+      'id',
+      'in',
+      done.map((item) => item.attempt.deliveryId),
+    )
+    .execute();
+  await db
+    .updateTable('notifications')
+    .set({ status: 'delivered' })
+    .where(
+      'id',
+      'in',
+      done.map((item) => item.notificationId),
+    )
+    .execute();
+  await webhooksSucceeded(db, [...new Set(done.map((item) => item.webhookId))]);
 }
 
 /** Sets a delivery's status and its notification's together. */
@@ -105,12 +171,12 @@ export async function setDeliveryStatus(
   await db.updateTable('notifications').set({ status }).where('id', '=', notificationId).execute();
 }
 
-/** A success: the webhook's failure count and retry gate are cleared. */
-export async function webhookSucceeded(db: Executor, webhookId: string): Promise<void> {
+/** A success: the webhooks' failure counts and retry gates are cleared. */
+export async function webhooksSucceeded(db: Executor, webhookIds: readonly string[]): Promise<void> {
   await db
     .updateTable('webhooks')
     .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
-    .where('id', '=', webhookId)
+    .where('id', 'in', webhookIds)
     .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('probe_until', 'is not', null)]))
     .execute();
 }

@@ -3,6 +3,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { createNotification } from './create.js';
 import { ALERT_CHECK, alertMatches, type AlertCheck } from './matching.js';
 import { currentSequence, findAlert, findEvent } from './repo.js';
+import { transaction } from '../../db/transaction.js';
 
 /**
  * An alert with a duration, checked `duration` minutes after its event: it notifies only if the
@@ -14,7 +15,7 @@ export function alertCheckJob(ctx: AppContext): JobHandler<AlertCheck> {
     kind: ALERT_CHECK,
     concurrency: 8,
     async handle(check) {
-      await ctx.db.transaction().execute(async (trx) => {
+      await transaction(ctx.db, async (trx) => {
         const [alert, event] = await Promise.all([
           findAlert(trx, check.alertId),
           findEvent(trx, check.eventId),

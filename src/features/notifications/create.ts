@@ -8,13 +8,29 @@ import { notificationEmail } from './email.js';
 import { organizationChain } from './org-chain.js';
 import { insertNotification, type EventRow, type WatchingAlert } from './repo.js';
 
-async function factsOf(ctx: AppContext, trx: Executor, event: EventRow): Promise<EventFacts> {
+/** Node names the caller already knows (by id), so the notification does not read them again. */
+export type KnownNodes = ReadonlyMap<string, string>;
+
+async function nodeNameOf(trx: Executor, event: EventRow, known: KnownNodes | undefined): Promise<string> {
+  if (event.resource_kind === 'node') return event.resource_name;
+  const name = known?.get(event.node_id);
+  if (name !== undefined) return name;
+  const node = await trx
+    .selectFrom('nodes')
+    .select('name')
+    .where('id', '=', event.node_id)
+    .executeTakeFirst();
+  return node?.name ?? '';
+}
+
+async function factsOf(
+  ctx: AppContext,
+  trx: Executor,
+  event: EventRow,
+  known: KnownNodes | undefined,
+): Promise<EventFacts> {
   const organization = (await organizationChain(ctx, trx, event.org_id))[0] ?? { id: event.org_id, name: '' };
-  const nodeName =
-    event.resource_kind === 'node'
-      ? event.resource_name
-      : ((await trx.selectFrom('nodes').select('name').where('id', '=', event.node_id).executeTakeFirst())
-          ?.name ?? '');
+  const nodeName = await nodeNameOf(trx, event, known);
   return {
     id: event.id,
     type: event.type as NotificationType,
@@ -39,17 +55,15 @@ export async function createNotification(
   trx: Executor,
   alert: WatchingAlert,
   event: EventRow,
+  known?: KnownNodes,
 ): Promise<void> {
   const now = ctx.clock.now();
   const id = newId(now);
-  const payload = notificationPayload(await factsOf(ctx, trx, event), { id: alert.id, name: alert.name });
+  const facts = await factsOf(ctx, trx, event, known);
+  const payload = notificationPayload(facts, { id: alert.id, name: alert.name });
   const webhook =
     alert.channel_type === 'webhook' && alert.webhook_id !== null
-      ? await trx
-          .selectFrom('webhooks')
-          .select(['id', 'is_enabled'])
-          .where('id', '=', alert.webhook_id)
-          .executeTakeFirstOrThrow()
+      ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
       : undefined;
   const inserted = await insertNotification(trx, {
     id,

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { createNotification } from './create.js';
+import { createNotification, type KnownNodes } from './create.js';
 import { organizationChain } from './org-chain.js';
 import { alertsOfTypeIn, type EventRow, type WatchingAlert } from './repo.js';
 
@@ -28,6 +28,7 @@ export async function notifyMatchingAlerts(
   ctx: AppContext,
   trx: Executor,
   events: readonly EventRow[],
+  known?: KnownNodes,
 ): Promise<void> {
   for (const event of events) {
     const chain = await organizationChain(ctx, trx, event.org_id);
@@ -46,7 +47,7 @@ export async function notifyMatchingAlerts(
           runAt: event.occurred_at + minutes * 60_000,
         });
       } else {
-        await createNotification(ctx, trx, alert, event);
+        await createNotification(ctx, trx, alert, event, known);
       }
     }
   }

@@ -20,23 +20,34 @@ export type WatchingAlert = Pick<
   | 'scope_node_id'
   | 'scope_tunnel_id'
   | 'scope_service_id'
->;
+> & {
+  /** Its webhook's is_enabled (null for e-mail alerts), read with the alert. */
+  webhook_enabled: number | null;
+};
 
 const ALERT_COLUMNS = [
-  'id',
-  'user_id',
-  'name',
-  'type',
-  'org_id',
-  'include_child',
-  'alert_me',
-  'duration_minutes',
-  'channel_type',
-  'webhook_id',
-  'scope_node_id',
-  'scope_tunnel_id',
-  'scope_service_id',
+  'alerts.id',
+  'alerts.user_id',
+  'alerts.name',
+  'alerts.type',
+  'alerts.org_id',
+  'alerts.include_child',
+  'alerts.alert_me',
+  'alerts.duration_minutes',
+  'alerts.channel_type',
+  'alerts.webhook_id',
+  'alerts.scope_node_id',
+  'alerts.scope_tunnel_id',
+  'alerts.scope_service_id',
+  'webhooks.is_enabled as webhook_enabled',
 ] as const;
+
+function watchingAlerts(db: Executor) {
+  return db
+    .selectFrom('alerts')
+    .leftJoin('webhooks', 'webhooks.id', 'alerts.webhook_id')
+    .select(ALERT_COLUMNS);
+}
 
 /**
  * The alerts of the event's type set on its organization or one above it (an index range on
@@ -47,16 +58,11 @@ export async function alertsOfTypeIn(
   type: string,
   orgIds: readonly string[],
 ): Promise<WatchingAlert[]> {
-  return db
-    .selectFrom('alerts')
-    .select(ALERT_COLUMNS)
-    .where('type', '=', type)
-    .where('org_id', 'in', orgIds)
-    .execute();
+  return watchingAlerts(db).where('alerts.type', '=', type).where('alerts.org_id', 'in', orgIds).execute();
 }
 
 export async function findAlert(db: Executor, id: string): Promise<WatchingAlert | undefined> {
-  return db.selectFrom('alerts').select(ALERT_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return watchingAlerts(db).where('alerts.id', '=', id).executeTakeFirst();
 }
 
 export async function findEvent(db: Executor, id: string): Promise<EventRow | undefined> {

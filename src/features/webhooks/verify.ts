@@ -6,6 +6,7 @@ import { challengeAnswerProblem, challengeUrl, newChallenge, VERIFY_DEADLINE_MS 
 import { touchSubscriptions } from '../users/repo.js';
 import { enableIfUnchanged, type WebhookRow } from './repo.js';
 import { loadOwnWebhook } from './service.js';
+import { transaction } from '../../db/transaction.js';
 
 export interface VerifyOutcome {
   id: string;
@@ -50,7 +51,7 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
     problem = error.message;
   }
   if (problem !== undefined) return failed(problem);
-  const enabled = await ctx.db.transaction().execute(async (trx) => {
+  const enabled = await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const done = await enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
     // Held notifications go out once the endpoint is proven again, in the transaction that says so.

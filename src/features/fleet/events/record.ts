@@ -1,5 +1,6 @@
 import type { AppContext } from '../../../context.js';
 import type { Executor } from '../../../db/types.js';
+import type { KnownNodes } from '../../notifications/create.js';
 import { notifyMatchingAlerts } from '../../notifications/matching.js';
 import { insertEvents, type FleetEventRow } from '../resources-repo.js';
 
@@ -11,8 +12,9 @@ export async function recordEvents(
   ctx: AppContext,
   trx: Executor,
   events: readonly FleetEventRow[],
+  known?: KnownNodes,
 ): Promise<void> {
   if (events.length === 0) return;
   await insertEvents(trx, events);
-  await notifyMatchingAlerts(ctx, trx, events);
+  await notifyMatchingAlerts(ctx, trx, events, known);
 }

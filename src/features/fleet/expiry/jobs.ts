@@ -5,6 +5,7 @@ import type { JobHandler } from '../../../jobs/worker.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import { recordEvents } from '../events/record.js';
+import { transaction } from '../../../db/transaction.js';
 
 export const CERT_EXPIRY_CHECK = 'fleet.cert-expiry';
 export const HEADLESS_EXPIRY_CHECK = 'fleet.headless-expiry';
@@ -94,7 +95,7 @@ async function storeExpiryEvent(
   }) => number,
   stillHolds: (node: { node_state: string; cert_not_after: number | null; state_since: number }) => boolean,
 ): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await transaction(ctx.db, async (trx) => {
     const node = await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst();
     if (node === undefined || !stillHolds(node)) return;
     const expiry = isoUtc(expiresAt(node));

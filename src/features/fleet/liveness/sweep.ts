@@ -4,6 +4,7 @@ import { newId } from '../../../lib/ids.js';
 import { scheduleHeadlessChecks } from '../expiry/jobs.js';
 import { HEARTBEAT_FLUSH_MS } from '../reports/heartbeats.js';
 import { recordEvents } from '../events/record.js';
+import { transaction } from '../../../db/transaction.js';
 
 export const LIVENESS_SWEEP = 'fleet.liveness';
 /**
@@ -28,7 +29,7 @@ export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Pr
   const silentSince = now - timeoutMs - HEARTBEAT_FLUSH_MS;
   let turned = 0;
   for (;;) {
-    const batch = await ctx.db.transaction().execute(async (trx) => {
+    const batch = await transaction(ctx.db, async (trx) => {
       // The state and the silence are checked again on the row itself, so a report that commits
       // meanwhile keeps its node ALIVE.
       const nodes = await trx

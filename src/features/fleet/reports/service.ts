@@ -58,7 +58,7 @@ export async function applyReport(
   report: AgentReport,
   digests = reportDigests(report),
 ): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  await ctx.commits.run(async (trx) => {
     const node = await lockNode(trx, nodeId);
     if (node === undefined) return;
     await checkPeers(trx, report);
@@ -196,6 +196,7 @@ export async function applyReport(
         occurred_at: now,
         detected_at: now,
       })),
+      new Map([[node.id, node.name]]),
     );
   });
 }

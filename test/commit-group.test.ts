@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommitGroup } from '../src/db/commit-group.js';
+import { afterCommit, transaction } from '../src/db/transaction.js';
+import type { Db } from '../src/db/types.js';
+import { TickBatch } from '../src/lib/tick-batch.js';
+import { listRuns, recordRun } from './support/jobs-tables.js';
+import { openJobsDatabase, type JobsDatabase } from './support/jobs-fixture.js';
+
+let jobs: JobsDatabase;
+let db: Db;
+beforeAll(async () => {
+  jobs = await openJobsDatabase();
+  db = jobs.db;
+});
+afterAll(async () => {
+  await jobs.close();
+});
+
+const run = (kind: string, n: number) => ({
+  kind,
+  job_id: `${kind}-${n}`,
+  worker: 'test',
+  attempt: n,
+  at: n,
+});
+
+describe('afterCommit', () => {
+  it('runs after the commit, and never after a rollback or outside transaction()', async () => {
+    const seen: string[] = [];
+    await transaction(db, async (trx) => {
+      expect(afterCommit(trx, () => seen.push('committed'))).toBe(true);
+      await recordRun(trx, run('hook', 1));
+      expect(seen).toEqual([]);
+    });
+    expect(seen).toEqual(['committed']);
+
+    await expect(
+      transaction(db, async (trx) => {
+        afterCommit(trx, () => seen.push('rolled back'));
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    await db.transaction().execute(async (trx) => {
+      expect(afterCommit(trx, () => seen.push('plain'))).toBe(false);
+    });
+    expect(afterCommit(db, () => seen.push('no transaction'))).toBe(false);
+    expect(seen).toEqual(['committed']);
+  });
+});
+
+describe('CommitGroup', () => {
+  it('commits units that arrive together in one transaction, each resolving with its own result', async () => {
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    let transactions = 0;
+    const units = Array.from({ length: 20 }, (_, n) =>
+      group.run(async (trx) => {
+        if (afterCommit(trx, () => undefined) && n === 0) transactions += 1;
+        await recordRun(trx, run('group', n));
+        return n * 2;
+      }),
+    );
+    expect(await Promise.all(units)).toEqual(Array.from({ length: 20 }, (_, n) => n * 2));
+    expect(await listRuns(db, 'group')).toHaveLength(20);
+    expect(transactions).toBe(1);
+  });
+
+  it('gives a failing unit its own error, rolls back nothing of the others, and keeps nothing of it', async () => {
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    const attempts = new Map<number, number>();
+    const units = Array.from({ length: 5 }, (_, n) =>
+      group.run(async (trx) => {
+        attempts.set(n, (attempts.get(n) ?? 0) + 1);
+        await recordRun(trx, run('partial', n));
+        if (n === 2) throw new Error(`unit ${n} is bad`);
+        return n;
+      }),
+    );
+    const settled = await Promise.allSettled(units);
+    expect(settled.map((s) => s.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect((settled[2] as PromiseRejectedResult).reason).toEqual(new Error('unit 2 is bad'));
+    const stored = (await listRuns(db, 'partial')).map((r) => r.attempt).sort();
+    expect(stored).toEqual([0, 1, 3, 4]);
+    // The shared transaction stopped at the bad unit and rolled back; then each unit ran alone.
+    expect([...attempts.entries()].sort(([a], [b]) => a - b).map(([, count]) => count)).toEqual([
+      2, 2, 2, 1, 1,
+    ]);
+  });
+
+  it('runs a unit arriving alone at once, in a transaction of its own', async () => {
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    const result = await group.run(async (trx) => {
+      await recordRun(trx, run('alone', 1));
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect((await listRuns(db, 'alone')).map((r) => r.job_id)).toEqual(['alone-1']);
+  });
+});
+
+describe('TickBatch', () => {
+  it('serves the items of one turn of the event loop with one call, each caller getting its result', async () => {
+    const calls: number[][] = [];
+    const batch = new TickBatch(async (items: number[]) => {
+      calls.push(items);
+      return items.map((n) => n * 10);
+    }, 3);
+    const results = await Promise.all([1, 2, 3, 4, 5].map((n) => batch.add(n)));
+    expect(results).toEqual([10, 20, 30, 40, 50]);
+    expect(calls).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    expect(await batch.add(6)).toBe(60);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('gives every caller of a failed batch its error', async () => {
+    const batch = new TickBatch<number, number>(async () => {
+      throw new Error('down');
+    });
+    const settled = await Promise.allSettled([batch.add(1), batch.add(2)]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+  });
+});
