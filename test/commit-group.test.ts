@@ -109,7 +109,7 @@ describe('TickBatch', () => {
     const batch = new TickBatch(async (items: number[]) => {
       calls.push(items);
       return items.map((n) => n * 10);
-    }, 3);
+    }, { maxItems: 3 });
     const results = await Promise.all([1, 2, 3, 4, 5].map((n) => batch.add(n)));
     expect(results).toEqual([10, 20, 30, 40, 50]);
     expect(calls).toEqual([

@@ -8,6 +8,9 @@ interface Waiting<I, O> {
  * Gathers the items handed in during one turn of the event loop and serves them with one call of `run`
  * (one statement for many deliveries rather than one each), each caller getting its own result. `run`
  * answers with one result per item, in order; if it throws, every caller of that batch gets the error.
+ * With `gather: 'now'` only the items handed in by the code running now (and the promise callbacks it
+ * queued) are gathered: for callers that all ask at once, which then need not wait for the rest of the
+ * turn (an HTTP answer being written, say).
  */
 export class TickBatch<I, O> {
   private waiting: Waiting<I, O>[] = [];
@@ -15,7 +18,7 @@ export class TickBatch<I, O> {
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly maxItems = 256,
+    private readonly options: { maxItems?: number; gather?: 'turn' | 'now' } = {},
   ) {}
 
   add(item: I): Promise<O> {
@@ -23,7 +26,8 @@ export class TickBatch<I, O> {
       this.waiting.push({ item, resolve, reject });
       if (this.scheduled) return;
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      if (this.options.gather === 'now') queueMicrotask(() => this.flush());
+      else setImmediate(() => this.flush());
     });
   }
 
@@ -31,8 +35,9 @@ export class TickBatch<I, O> {
     this.scheduled = false;
     const all = this.waiting;
     this.waiting = [];
-    for (let start = 0; start < all.length; start += this.maxItems) {
-      const batch = all.slice(start, start + this.maxItems);
+    const size = this.options.maxItems ?? 256;
+    for (let start = 0; start < all.length; start += size) {
+      const batch = all.slice(start, start + size);
       this.run(batch.map((entry) => entry.item)).then(
         (results) => batch.forEach((entry, k) => entry.resolve(results[k] as O)),
         (error: unknown) => batch.forEach((entry) => entry.reject(error)),

@@ -33,7 +33,8 @@ function deliverer(ctx: AppContext): Deliverer {
   return {
     ctx,
     slots: new PerKeyLimiter(ctx.config.deliveryConcurrencyPerWebhook),
-    read: new TickBatch((ids) => repo.findDeliveriesToSend(ctx.db, ids)),
+    // The jobs started together (by a commit, or by a claim) all ask at once.
+    read: new TickBatch((ids) => repo.findDeliveriesToSend(ctx.db, ids), { gather: 'now' }),
     delivered: new TickBatch(async (done) => {
       await ctx.commits.run((trx) => repo.recordDelivered(trx, done));
       return done.map(() => undefined);
