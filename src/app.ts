@@ -1,3 +1,4 @@
+import { deliveryLogRoutes } from './features/deliveries/routes.js';
 import { notificationRoutes } from './features/notifications/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
@@ -175,5 +176,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(eventRoutes);
   await app.register(resourceRoutes);
   await app.register(notificationRoutes);
+  await app.register(deliveryLogRoutes);
   return app;
 }

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { enqueueDeliveries } from './start.js';
+import { requeueDeliveries } from './start.js';
 
 /** Held notifications older than this, or beyond the newest MAX_HELD of a webhook, expire (contract §3). */
 export const HELD_FOR_AT_MOST_MS = 7 * 86_400_000;
@@ -55,31 +55,12 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
     .orderBy('id')
     .execute();
   if (held.length === 0) return 0;
-  await trx
-    .updateTable('deliveries')
-    .set({ status: 'pending', next_attempt_at: now })
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', 'held')
-    .execute();
-  await trx
-    .updateTable('notifications')
-    .set({ status: 'pending' })
-    .where(
-      'id',
-      'in',
-      held.map((row) => row.notification_id),
-    )
-    .execute();
+  await requeueDeliveries(ctx, trx, held);
   await trx
     .updateTable('webhooks')
     .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
     .where('id', '=', webhookId)
     .execute();
-  await enqueueDeliveries(
-    ctx,
-    trx,
-    held.map((row) => row.id),
-  );
   return held.length;
 }
 

@@ -57,3 +57,44 @@ export async function enqueueDeliveries(
     })),
   );
 }
+
+/** Statements touch at most this many deliveries (SQLite's limit on bound values stays far away). */
+const REQUEUE_CHUNK = 500;
+
+/**
+ * Deliveries sent (again) from now: pending with their jobs, their notifications pending, in the caller's
+ * transaction, in the order given (the jobs' ids, and so their order, follow it).
+ */
+export async function requeueDeliveries(
+  ctx: AppContext,
+  trx: Executor,
+  deliveries: readonly { id: string; notification_id: string }[],
+): Promise<void> {
+  const now = ctx.clock.now();
+  for (let start = 0; start < deliveries.length; start += REQUEUE_CHUNK) {
+    const chunk = deliveries.slice(start, start + REQUEUE_CHUNK);
+    await trx
+      .updateTable('deliveries')
+      .set({ status: 'pending', next_attempt_at: now })
+      .where(
+        'id',
+        'in',
+        chunk.map((delivery) => delivery.id),
+      )
+      .execute();
+    await trx
+      .updateTable('notifications')
+      .set({ status: 'pending' })
+      .where(
+        'id',
+        'in',
+        chunk.map((delivery) => delivery.notification_id),
+      )
+      .execute();
+    await enqueueDeliveries(
+      ctx,
+      trx,
+      chunk.map((delivery) => delivery.id),
+    );
+  }
+}

@@ -1,0 +1,92 @@
+import { contextOf } from '../../http/auth.js';
+import { listSchema, pageRequest } from '../../http/lists.js';
+import { IdParams, responses } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import * as schemas from './log-schemas.js';
+import { getWebhookDelivery, listWebhookDeliveries, replayWebhook, retryDelivery } from './log-service.js';
+
+const tags = ['webhooks'];
+const OWN_WEBHOOK = 'The webhook must be one of yours (another user’s → 404).';
+
+/** The delivery log of a webhook: every notification sent to it, every request, and sending again. */
+export async function deliveryLogRoutes(app: App): Promise<void> {
+  app.get(
+    '/api/v1/webhook/:id/deliveries',
+    {
+      config: { permission: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: "A webhook's deliveries: one per notification sent to it",
+        params: IdParams,
+        ...listSchema({
+          item: schemas.DeliveryLogEntry,
+          order: `newest first (created_at, then id). Dates filter created_at. ${OWN_WEBHOOK}`,
+          filters: schemas.deliveryLogFilters,
+          errors: [404],
+        }),
+      },
+    },
+    async (request) => {
+      const { page, size, ...query } = request.query;
+      return listWebhookDeliveries(contextOf(request), request.params.id, query, pageRequest({ page, size }));
+    },
+  );
+
+  app.get(
+    '/api/v1/webhook/:id/deliveries/:delivery_id',
+    {
+      config: { permission: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'One delivery of a webhook, with every request made for it',
+        description: OWN_WEBHOOK,
+        params: schemas.DeliveryParams,
+        response: responses({ 200: schemas.DeliveryWithAttempts }, [401, 403, 404]),
+      },
+    },
+    async (request) => getWebhookDelivery(contextOf(request), request.params.id, request.params.delivery_id),
+  );
+
+  app.post(
+    '/api/v1/webhook/:id/deliveries/:delivery_id/retry',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Send a failed or expired delivery again, now',
+        description:
+          'The same delivery id (X-Service-Delivery), so a receiver that has it already recognizes it. It goes ' +
+          "out at once, or at the webhook's retry time while the webhook is failing. A disabled webhook → 422 " +
+          '(verify it first: that sends what it held); a delivery that is pending, held or delivered → 409 (a ' +
+          `delivered one is sent again by a replay). ${OWN_WEBHOOK}`,
+        params: schemas.DeliveryParams,
+        response: responses({ 202: schemas.DeliveryLogEntry }, [401, 403, 404, 409, 422]),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send(await retryDelivery(contextOf(request), request.params.id, request.params.delivery_id)),
+  );
+
+  app.post(
+    '/api/v1/webhook/:id/replay',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Send again every notification sent to the webhook since a time',
+        description:
+          'For a receiver that lost what it received: every delivery made at or after since that was delivered, ' +
+          'failed or expired is queued again, oldest first, each with its own delivery id (receivers that ' +
+          'deduplicate recognize what they have). Pending and held deliveries are on their way already and are ' +
+          `not counted. A disabled webhook → 422. ${OWN_WEBHOOK}`,
+        params: IdParams,
+        body: schemas.ReplayBody,
+        response: responses({ 202: schemas.ReplayAnswer }, [400, 401, 403, 404, 413, 415, 422]),
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await replayWebhook(contextOf(request), request.params.id, request.body.since)),
+  );
+}
