@@ -39,25 +39,45 @@ describe('settings rules per type (contract §4)', () => {
     [
       'TUNNEL_STATE_CHANGE',
       { org_id: ORG, alert_me: 'TERMINATED', duration: 0, include_child: true },
-      { alert_me: 'TERMINATED', duration: '0', include_child: 'true' },
+      {
+        alert_me: 'TERMINATED',
+        duration: '0',
+        include_child: 'true',
+        suppress_when_node_unreachable: 'true',
+      },
       'Tunnel state change',
     ],
     [
       'TUNNEL_STATE_CHANGE',
       { org_id: ORG, alert_me: 'TERMINATED,CONNECTED', duration: 10080, include_child: 'false' },
-      { alert_me: 'CONNECTED,TERMINATED', duration: '10080', include_child: 'false' },
+      {
+        alert_me: 'CONNECTED,TERMINATED',
+        duration: '10080',
+        include_child: 'false',
+        suppress_when_node_unreachable: 'true',
+      },
       'Tunnel state change',
     ],
     [
       'SERVICE_STATE_CHANGE',
       { org_id: ORG, alert_me: 'HEALTHY,UNHEALTHY', duration: 30, include_child: false },
-      { alert_me: 'HEALTHY,UNHEALTHY', duration: '30', include_child: 'false' },
+      {
+        alert_me: 'HEALTHY,UNHEALTHY',
+        duration: '30',
+        include_child: 'false',
+        suppress_when_node_unreachable: 'true',
+      },
       'Service state change',
     ],
     [
       'SERVICE_STATE_CHANGE',
       { org_id: ORG, alert_me: 'TERMINATED' },
-      { alert_me: 'TERMINATED', duration: '0', include_child: 'true' },
+      {
+        alert_me: 'TERMINATED',
+        duration: '0',
+        include_child: 'true',
+        suppress_when_node_unreachable: 'true',
+      },
       'Service state change',
     ],
     [
@@ -69,13 +89,23 @@ describe('settings rules per type (contract §4)', () => {
     [
       'TUNNEL_STATE_CHANGE',
       { org_id: ORG },
-      { alert_me: 'CONNECTED,TERMINATED', duration: '0', include_child: 'true' },
+      {
+        alert_me: 'CONNECTED,TERMINATED',
+        duration: '0',
+        include_child: 'true',
+        suppress_when_node_unreachable: 'true',
+      },
       'Tunnel state change',
     ],
     [
       'SERVICE_STATE_CHANGE',
       { org_id: ORG, duration: 2 },
-      { alert_me: 'HEALTHY,UNHEALTHY,TERMINATED', duration: '2', include_child: 'true' },
+      {
+        alert_me: 'HEALTHY,UNHEALTHY,TERMINATED',
+        duration: '2',
+        include_child: 'true',
+        suppress_when_node_unreachable: 'true',
+      },
       'Service state change',
     ],
     [
@@ -220,13 +250,18 @@ describe('settings rules per type on edit, applied to the stored settings merged
       'TUNNEL_STATE_CHANGE',
       { org_id: ORG, alert_me: 'CONNECTED', duration: 7 },
       { alert_me: 'TERMINATED, CONNECTED' },
-      { alert_me: 'CONNECTED,TERMINATED', duration: '7', include_child: 'true' },
+      {
+        alert_me: 'CONNECTED,TERMINATED',
+        duration: '7',
+        include_child: 'true',
+        suppress_when_node_unreachable: 'true',
+      },
     ],
     [
       'SERVICE_STATE_CHANGE',
       { org_id: ORG, alert_me: 'HEALTHY', include_child: false },
       { duration: 60 },
-      { alert_me: 'HEALTHY', duration: '60', include_child: 'false' },
+      { alert_me: 'HEALTHY', duration: '60', include_child: 'false', suppress_when_node_unreachable: 'true' },
     ],
   ];
 

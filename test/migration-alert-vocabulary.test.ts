@@ -40,6 +40,7 @@ describe('migration 0006: the product alert vocabulary', () => {
           alert_me: alertMe,
           duration_minutes: type === 'NODE_IP_CHANGE' || type.startsWith('TUNNEL') ? 0 : null,
           include_child: 1,
+          suppress_when_node_unreachable: 1,
           channel_type: 'email',
           webhook_id: null,
           email_channel_id: channel,

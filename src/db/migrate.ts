@@ -11,6 +11,7 @@ import * as fleet from './migrations/0008_fleet.js';
 import * as alertScopes from './migrations/0009_alert_scopes.js';
 import * as reportDigest from './migrations/0010_report_digest.js';
 import * as notifications from './migrations/0011_notifications.js';
+import * as topologySuppression from './migrations/0012_topology_suppression.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0009_alert_scopes': alertScopes,
   '0010_report_digest': reportDigest,
   '0011_notifications': notifications,
+  '0012_topology_suppression': topologySuppression,
 };
 
 export interface MigrationReport {

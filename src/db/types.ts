@@ -177,6 +177,8 @@ export interface AlertsTable {
   scope_tunnel_id: string | null;
   /** settings.pod_id: a service's id (SERVICE_STATE_CHANGE only). */
   scope_service_id: string | null;
+  /** 1: a tunnel or service notification is suppressed while its node (or a tunnel's peer) is UNREACHABLE. */
+  suppress_when_node_unreachable: number;
   created_at: number;
 }
 

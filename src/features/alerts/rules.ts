@@ -8,6 +8,7 @@ export interface SettingsInput {
   alert_me?: string;
   duration?: number;
   include_child?: boolean | 'true' | 'false';
+  suppress_when_node_unreachable?: boolean | 'true' | 'false';
   /** Scopes; null means none (so an edit can remove one). */
   node_id?: string | null;
   tunnel_id?: string | null;
@@ -26,6 +27,7 @@ export interface NormalizedSettings {
   alertMe: string;
   durationMinutes: number | null;
   includeChild: boolean;
+  suppressWhenNodeUnreachable: boolean;
   scopes: Scopes;
 }
 
@@ -89,14 +91,24 @@ export function normalizeSettings(
   const problems = [...(typeof alertMe === 'string' ? [] : [alertMe]), ...scopeProblems(type, settings)];
   if (typeof alertMe !== 'string' || problems.length > 0) return { ok: false, problems };
   const durationMinutes = TYPE_INFO[type].takesDuration ? (settings.duration ?? 0) : null;
-  const includeChild =
-    settings.include_child === undefined
-      ? true
-      : settings.include_child === true || settings.include_child === 'true';
+  const flag = (value: boolean | 'true' | 'false' | undefined) =>
+    value === undefined ? true : value === true || value === 'true';
+  const includeChild = flag(settings.include_child);
+  const suppressWhenNodeUnreachable = flag(settings.suppress_when_node_unreachable);
   const scopes = {
     nodeId: settings.node_id ?? null,
     tunnelId: settings.tunnel_id ?? null,
     serviceId: settings.pod_id ?? null,
   };
-  return { ok: true, value: { orgId: settings.org_id, alertMe, durationMinutes, includeChild, scopes } };
+  return {
+    ok: true,
+    value: {
+      orgId: settings.org_id,
+      alertMe,
+      durationMinutes,
+      includeChild,
+      suppressWhenNodeUnreachable,
+      scopes,
+    },
+  };
 }

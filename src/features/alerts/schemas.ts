@@ -51,6 +51,15 @@ const settingsFields = {
       description: 'Also watch every organization below org_id. Defaults to true. Returned as a string.',
     }),
   ),
+  suppress_when_node_unreachable: Type.Optional(
+    Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')], {
+      description:
+        'TUNNEL_STATE_CHANGE and SERVICE_STATE_CHANGE: a notification whose node is UNREACHABLE (or, for a ' +
+        "tunnel, whose peer node is) is stored as suppressed (reason node_unreachable) and not sent: the node's " +
+        'own alert tells the cause once. Defaults to true; returned as a string for those two types. Other ' +
+        'types accept it and have nothing to suppress.',
+    }),
+  ),
   node_id: scope(
     'Only this node, its tunnels and its services (any type). Must be a node you can see (else 404) inside ' +
       "org_id's scope (else 400).",
@@ -73,8 +82,8 @@ const EditSettings = Type.Object(
   {
     additionalProperties: false,
     description:
-      'Merged over the stored settings field by field: each of org_id, alert_me, duration, include_child and ' +
-      'the scopes is kept unless given (a scope given as null is removed). The merged settings must pass ' +
+      'Merged over the stored settings field by field: each of org_id, alert_me, duration, include_child, ' +
+      'suppress_when_node_unreachable and the scopes is kept unless given (a scope given as null is removed). The merged settings must pass ' +
       "every rule of creation for the alert's type.",
   },
 );
@@ -153,6 +162,9 @@ export const Alert = Type.Object({
     alert_me: Type.String({ description: "The conditions that notify, in the type's order." }),
     duration: Type.Optional(Type.String({ description: 'Only for the four types that use it.' })),
     include_child: Type.String({ description: '"true" or "false".' }),
+    suppress_when_node_unreachable: Type.Optional(
+      Type.String({ description: '"true" or "false"; TUNNEL_STATE_CHANGE and SERVICE_STATE_CHANGE only.' }),
+    ),
     node_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a node.' })),
     tunnel_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a tunnel.' })),
     pod_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a service.' })),

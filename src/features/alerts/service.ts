@@ -119,6 +119,7 @@ function toColumns(settings: NormalizedSettings, channel: Channel) {
     alert_me: settings.alertMe,
     duration_minutes: settings.durationMinutes,
     include_child: settings.includeChild ? 1 : 0,
+    suppress_when_node_unreachable: settings.suppressWhenNodeUnreachable ? 1 : 0,
     channel_type: channel.channelType,
     webhook_id: channel.webhookId,
     email_channel_id: channel.emailChannelId,
@@ -198,6 +199,7 @@ function storedSettings(row: repo.AlertRow): SettingsInput {
     ...(row.alert_me === null ? {} : { alert_me: row.alert_me }),
     ...(row.duration_minutes === null ? {} : { duration: row.duration_minutes }),
     include_child: row.include_child === 1,
+    suppress_when_node_unreachable: row.suppress_when_node_unreachable === 1,
     node_id: row.scope_node_id,
     tunnel_id: row.scope_tunnel_id,
     pod_id: row.scope_service_id,
@@ -216,6 +218,9 @@ function present(row: repo.AlertView) {
       alert_me: row.alert_me ?? allConditions(row.type as NotificationType),
       ...(row.duration_minutes === null ? {} : { duration: String(row.duration_minutes) }),
       include_child: row.include_child === 1 ? 'true' : 'false',
+      ...(info !== undefined && info.resourceKind !== 'node'
+        ? { suppress_when_node_unreachable: row.suppress_when_node_unreachable === 1 ? 'true' : 'false' }
+        : {}),
       ...(row.scope_node_id === null ? {} : { node_id: row.scope_node_id }),
       ...(row.scope_tunnel_id === null ? {} : { tunnel_id: row.scope_tunnel_id }),
       ...(row.scope_service_id === null ? {} : { pod_id: row.scope_service_id }),

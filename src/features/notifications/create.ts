@@ -6,6 +6,7 @@ import type { NotificationType, ResourceKind } from '../../notifications/types.j
 import { startDelivery } from '../deliveries/start.js';
 import { notificationEmail } from './email.js';
 import { organizationChain } from './org-chain.js';
+import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
 import { insertNotification, type EventRow, type WatchingAlert } from './repo.js';
 
 /** Node names the caller already knows (by id), so the notification does not read them again. */
@@ -47,7 +48,8 @@ async function factsOf(
 
 /**
  * The notification of an alert for an event, at most one (a check may run twice), with its delivery:
- * to the webhook (pending, or held while it is disabled) or to the owner's address through the outbox.
+ * to the webhook (pending, or held while it is disabled) or to the owner's address through the outbox;
+ * or none, the notification stored as suppressed, when an UNREACHABLE node is behind the change.
  * Runs in the transaction of the event or of the check.
  */
 export async function createNotification(
@@ -65,6 +67,10 @@ export async function createNotification(
     alert.channel_type === 'webhook' && alert.webhook_id !== null
       ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
       : undefined;
+  const suppressed =
+    alert.suppress_when_node_unreachable === 1 && (await nodeUnreachableBehind(trx, event))
+      ? NODE_UNREACHABLE
+      : null;
   const inserted = await insertNotification(trx, {
     id,
     user_id: alert.user_id,
@@ -79,13 +85,18 @@ export async function createNotification(
     webhook_id: alert.webhook_id,
     email_id: null,
     // Held from the start when the webhook is disabled: sent once it is verified again.
-    status: webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held',
-    reason: null,
+    status:
+      suppressed !== null
+        ? 'suppressed'
+        : webhook === undefined || webhook.is_enabled === 1
+          ? 'pending'
+          : 'held',
+    reason: suppressed,
     payload: JSON.stringify(payload),
     occurred_at: event.occurred_at,
     created_at: now,
   });
-  if (!inserted) return;
+  if (!inserted || suppressed !== null) return;
   if (webhook !== undefined) {
     await startDelivery(ctx, trx, id, webhook, now);
     return;

@@ -20,6 +20,7 @@ export type WatchingAlert = Pick<
   | 'scope_node_id'
   | 'scope_tunnel_id'
   | 'scope_service_id'
+  | 'suppress_when_node_unreachable'
 > & {
   /** Its webhook's is_enabled (null for e-mail alerts), read with the alert. */
   webhook_enabled: number | null;
@@ -39,6 +40,7 @@ const ALERT_COLUMNS = [
   'alerts.scope_node_id',
   'alerts.scope_tunnel_id',
   'alerts.scope_service_id',
+  'alerts.suppress_when_node_unreachable',
   'webhooks.is_enabled as webhook_enabled',
 ] as const;
 
