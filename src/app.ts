@@ -1,5 +1,6 @@
 import { deliveryLogRoutes } from './features/deliveries/routes.js';
 import { notificationRoutes } from './features/notifications/routes.js';
+import { silenceRoutes } from './features/silences/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -177,5 +178,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(resourceRoutes);
   await app.register(notificationRoutes);
   await app.register(deliveryLogRoutes);
+  await app.register(silenceRoutes);
   return app;
 }

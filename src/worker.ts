@@ -4,6 +4,7 @@ import { livenessJob } from './features/fleet/liveness/sweep.js';
 import { webhookDeliveryJob } from './features/deliveries/deliver-job.js';
 import { alertCheckJob } from './features/notifications/check-job.js';
 import { pruneRetentionJob } from './features/retention/prune.js';
+import { silenceEndJob } from './features/silences/end-job.js';
 import type { JobHandler } from './jobs/worker.js';
 import { Worker } from './jobs/worker.js';
 
@@ -16,6 +17,7 @@ export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
     ...expiryJobs(ctx),
     alertCheckJob(ctx),
     webhookDeliveryJob(ctx),
+    silenceEndJob(ctx),
   ];
 }
 

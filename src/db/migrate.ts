@@ -12,6 +12,7 @@ import * as alertScopes from './migrations/0009_alert_scopes.js';
 import * as reportDigest from './migrations/0010_report_digest.js';
 import * as notifications from './migrations/0011_notifications.js';
 import * as topologySuppression from './migrations/0012_topology_suppression.js';
+import * as silences from './migrations/0013_silences.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0010_report_digest': reportDigest,
   '0011_notifications': notifications,
   '0012_topology_suppression': topologySuppression,
+  '0013_silences': silences,
 };
 
 export interface MigrationReport {

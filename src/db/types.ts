@@ -115,6 +115,8 @@ export interface NotificationsTable {
   status: NotificationStatus;
   /** Why it was suppressed (or expired). */
   reason: string | null;
+  /** The maintenance window that held it back (suppressed, then perhaps sent at the window's end). */
+  silence_id: string | null;
   /** The body sent (JSON text), the same on every retry. */
   payload: string;
   occurred_at: number;
@@ -154,6 +156,22 @@ export interface DeliveryAttemptsTable {
 export interface EmailChannelsTable {
   id: string;
   user_id: string;
+  created_at: number;
+}
+
+/** A maintenance window: notifications it covers are stored, not sent. */
+export interface SilencesTable {
+  id: string;
+  name: string;
+  org_id: string;
+  include_child: number;
+  node_id: string | null;
+  /** Comma-separated notification types; null for all. */
+  types: string | null;
+  starts_at: number;
+  ends_at: number;
+  comment: string | null;
+  created_by: string;
   created_at: number;
 }
 
@@ -282,6 +300,7 @@ export interface Database {
   webhooks: WebhooksTable;
   email_channels: EmailChannelsTable;
   alerts: AlertsTable;
+  silences: SilencesTable;
   jobs: JobsTable;
   nodes: NodesTable;
   node_labels: NodeLabelsTable;

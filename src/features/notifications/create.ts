@@ -1,9 +1,14 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
-import { notificationPayload, type EventFacts } from '../../notifications/payload.js';
+import {
+  notificationPayload,
+  type EventFacts,
+  type NotificationPayload,
+} from '../../notifications/payload.js';
 import type { NotificationType, ResourceKind } from '../../notifications/types.js';
 import { startDelivery } from '../deliveries/start.js';
+import { coveringSilence } from '../silences/coverage.js';
 import { notificationEmail } from './email.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
@@ -46,11 +51,77 @@ async function factsOf(
   };
 }
 
+/** Why a notification is stored without being sent, and the window behind it. */
+export interface Suppression {
+  reason: typeof MAINTENANCE | typeof NODE_UNREACHABLE;
+  silenceId: string | null;
+}
+
+export const MAINTENANCE = 'maintenance';
+
+/**
+ * Whether a notification made now is held back: by a maintenance window that covers the change, else (for
+ * an alert that asks for it) by an UNREACHABLE node behind a tunnel's or service's change.
+ */
+export async function suppressionOf(
+  ctx: AppContext,
+  trx: Executor,
+  alert: Pick<WatchingAlert, 'suppress_when_node_unreachable'>,
+  event: EventRow,
+  now: number,
+): Promise<Suppression | undefined> {
+  const silence = await coveringSilence(ctx, trx, event, now);
+  if (silence !== undefined) return { reason: MAINTENANCE, silenceId: silence.id };
+  if (alert.suppress_when_node_unreachable === 1 && (await nodeUnreachableBehind(trx, event)))
+    return { reason: NODE_UNREACHABLE, silenceId: null };
+  return undefined;
+}
+
+type Webhook = { id: string; is_enabled: number };
+
+function webhookOf(alert: WatchingAlert): Webhook | undefined {
+  return alert.channel_type === 'webhook' && alert.webhook_id !== null
+    ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
+    : undefined;
+}
+
+/** The status a notification that goes out starts with: held while its webhook is disabled. */
+function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
+  return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
+}
+
+/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail through the outbox. */
+async function dispatch(
+  ctx: AppContext,
+  trx: Executor,
+  notification: { id: string; user_id: string; payload: string },
+  webhook: Webhook | undefined,
+  now: number,
+): Promise<void> {
+  if (webhook !== undefined) {
+    await startDelivery(ctx, trx, notification.id, webhook, now);
+    return;
+  }
+  const owner = await trx
+    .selectFrom('users')
+    .select('email')
+    .where('id', '=', notification.user_id)
+    .executeTakeFirstOrThrow();
+  const link = `${ctx.config.publicUrl}/api/v1/notification/${notification.id}`;
+  const payload = JSON.parse(notification.payload) as NotificationPayload;
+  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner.email, payload, link));
+  await trx
+    .updateTable('notifications')
+    .set({ email_id: emailId })
+    .where('id', '=', notification.id)
+    .execute();
+}
+
 /**
  * The notification of an alert for an event, at most one (a check may run twice), with its delivery:
  * to the webhook (pending, or held while it is disabled) or to the owner's address through the outbox;
- * or none, the notification stored as suppressed, when an UNREACHABLE node is behind the change.
- * Runs in the transaction of the event or of the check.
+ * or none, the notification stored as suppressed, when a maintenance window covers the change or an
+ * UNREACHABLE node is behind it. Runs in the transaction of the event or of the check.
  */
 export async function createNotification(
   ctx: AppContext,
@@ -60,19 +131,11 @@ export async function createNotification(
   known?: KnownNodes,
 ): Promise<void> {
   const now = ctx.clock.now();
-  const id = newId(now);
   const facts = await factsOf(ctx, trx, event, known);
-  const payload = notificationPayload(facts, { id: alert.id, name: alert.name });
-  const webhook =
-    alert.channel_type === 'webhook' && alert.webhook_id !== null
-      ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
-      : undefined;
-  const suppressed =
-    alert.suppress_when_node_unreachable === 1 && (await nodeUnreachableBehind(trx, event))
-      ? NODE_UNREACHABLE
-      : null;
-  const inserted = await insertNotification(trx, {
-    id,
+  const webhook = webhookOf(alert);
+  const suppressed = await suppressionOf(ctx, trx, alert, event, now);
+  const row = {
+    id: newId(now),
     user_id: alert.user_id,
     alert_id: alert.id,
     alert_name: alert.name,
@@ -84,29 +147,47 @@ export async function createNotification(
     channel_type: alert.channel_type,
     webhook_id: alert.webhook_id,
     email_id: null,
-    // Held from the start when the webhook is disabled: sent once it is verified again.
-    status:
-      suppressed !== null
-        ? 'suppressed'
-        : webhook === undefined || webhook.is_enabled === 1
-          ? 'pending'
-          : 'held',
-    reason: suppressed,
-    payload: JSON.stringify(payload),
+    status: suppressed === undefined ? sendingStatus(webhook) : ('suppressed' as const),
+    reason: suppressed?.reason ?? null,
+    silence_id: suppressed?.silenceId ?? null,
+    payload: JSON.stringify(notificationPayload(facts, { id: alert.id, name: alert.name })),
     occurred_at: event.occurred_at,
     created_at: now,
-  });
-  if (!inserted || suppressed !== null) return;
-  if (webhook !== undefined) {
-    await startDelivery(ctx, trx, id, webhook, now);
-    return;
-  }
-  const owner = await trx
-    .selectFrom('users')
-    .select('email')
-    .where('id', '=', alert.user_id)
-    .executeTakeFirstOrThrow();
-  const link = `${ctx.config.publicUrl}/api/v1/notification/${id}`;
-  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner.email, payload, link));
-  await trx.updateTable('notifications').set({ email_id: emailId }).where('id', '=', id).execute();
+  };
+  const inserted = await insertNotification(trx, row);
+  if (inserted && suppressed === undefined) await dispatch(ctx, trx, row, webhook, now);
+}
+
+/**
+ * A notification a maintenance window held back, sent now that the window is over — unless another
+ * window or an UNREACHABLE node holds it back still (it is then suppressed for that reason instead).
+ * Returns whether it went out.
+ */
+export async function sendHeldBack(
+  ctx: AppContext,
+  trx: Executor,
+  notification: { id: string; user_id: string; payload: string },
+  alert: WatchingAlert,
+  event: EventRow,
+): Promise<boolean> {
+  const now = ctx.clock.now();
+  const webhook = webhookOf(alert);
+  const suppressed = await suppressionOf(ctx, trx, alert, event, now);
+  await trx
+    .updateTable('notifications')
+    .set(
+      suppressed === undefined
+        ? { status: sendingStatus(webhook), reason: null }
+        : {
+            status: 'suppressed',
+            reason: suppressed.reason,
+            // A later window takes it over; otherwise the record of the window it waited in stays.
+            ...(suppressed.silenceId === null ? {} : { silence_id: suppressed.silenceId }),
+          },
+    )
+    .where('id', '=', notification.id)
+    .execute();
+  if (suppressed !== undefined) return false;
+  await dispatch(ctx, trx, notification, webhook, now);
+  return true;
 }

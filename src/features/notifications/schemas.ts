@@ -15,7 +15,14 @@ const Status = Type.Union(
 export const Notification = Type.Object({
   id: Type.String(),
   status: Status,
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was suppressed or expired.' }),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Why it was suppressed (maintenance: a window covered it; node_unreachable: its node, or its tunnel’s ' +
+      'peer, was UNREACHABLE) or expired.',
+  }),
+  silence_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The maintenance window that held it back (it may have been sent when the window ended).',
+  }),
   alert: Type.Object({ id: Type.String(), name: Type.String() }),
   type: Type.String(),
   condition: Type.String(),

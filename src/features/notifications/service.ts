@@ -23,6 +23,7 @@ function present(row: repo.NotificationRow) {
     id: row.id,
     status: row.status,
     reason: row.reason,
+    silence_id: row.silence_id,
     alert: { id: row.alert_id, name: row.alert_name },
     type: row.type,
     condition: row.condition,

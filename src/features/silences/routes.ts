@@ -1,0 +1,85 @@
+import { contextOf } from '../../http/auth.js';
+import { listSchema, pageRequest } from '../../http/lists.js';
+import { IdParams, responses } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import * as schemas from './schemas.js';
+import { createSilence, endSilence, getSilence, listSilences } from './service.js';
+
+const tags = ['silences'];
+const SCOPE = "Windows of the caller's organization and those below it; any other → 404.";
+
+/** Maintenance windows: what they cover is stored as suppressed, and what still holds is sent at the end. */
+export async function silenceRoutes(app: App): Promise<void> {
+  app.post(
+    '/api/v1/silence',
+    {
+      config: { permission: 'alerts:write' },
+      schema: {
+        tags,
+        summary: 'Open a maintenance window',
+        description:
+          'While it is open (starts_at ≤ now < ends_at), every notification for a change on its organization ' +
+          '(and those below, with include_child), its node if given, and its types if given, is stored as ' +
+          'suppressed with reason maintenance and the window’s id, and not sent. When it ends, each alert whose ' +
+          'notifications it held back gets one notification if the resource is still as the last of them ' +
+          'left it, and differs from before the first (a node down and still down is told; one that came ' +
+          'back is not). Operator and Admin.',
+        body: schemas.CreateSilenceBody,
+        response: responses({ 201: schemas.Silence }, [400, 401, 403, 404, 413, 415]),
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createSilence(contextOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/v2/silence',
+    {
+      config: { permission: 'alerts:read' },
+      schema: {
+        tags,
+        summary: 'Maintenance windows',
+        ...listSchema({
+          item: schemas.Silence,
+          order: `latest start first (starts_at, then id). ${SCOPE}`,
+          filters: schemas.silenceFilters,
+        }),
+      },
+    },
+    async (request) => {
+      const { page, size, ...query } = request.query;
+      return listSilences(contextOf(request), query, pageRequest({ page, size }));
+    },
+  );
+
+  app.get(
+    '/api/v1/silence/:id',
+    {
+      config: { permission: 'alerts:read' },
+      schema: {
+        tags,
+        summary: 'One maintenance window',
+        description: SCOPE,
+        params: IdParams,
+        response: responses({ 200: schemas.Silence }, [401, 403, 404]),
+      },
+    },
+    async (request) => getSilence(contextOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/api/v1/silence/:id',
+    {
+      config: { permission: 'alerts:write' },
+      schema: {
+        tags,
+        summary: 'End a maintenance window early',
+        description:
+          'One under way ends now (state ended; what it held back and still holds is sent); one not started ' +
+          `yet is removed (state cancelled); one already over → 409. ${SCOPE}`,
+        params: IdParams,
+        response: responses({ 200: schemas.Silence }, [401, 403, 404, 409]),
+      },
+    },
+    async (request) => endSilence(contextOf(request), request.params.id),
+  );
+}

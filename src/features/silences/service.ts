@@ -1,0 +1,156 @@
+import type { ServiceContext } from '../../context.js';
+import { transaction } from '../../db/transaction.js';
+import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { instant } from '../../http/instants.js';
+import { mapPage, type PageRequest } from '../../http/lists.js';
+import { isoUtc } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { isInSubtree } from '../orgs/repo.js';
+import { SILENCE_END, type SilenceEnd } from './end-job.js';
+import * as repo from './repo.js';
+
+export interface SilenceInput {
+  name: string;
+  org_id: string;
+  include_child?: boolean | 'true' | 'false';
+  node_id?: string;
+  types?: string[];
+  starts_at: string;
+  ends_at: string;
+  comment?: string;
+}
+
+function stateOf(row: repo.SilenceRow, now: number): repo.SilenceState {
+  if (row.starts_at > now) return 'upcoming';
+  return row.ends_at > now ? 'active' : 'ended';
+}
+
+function present(
+  row: repo.SilenceRow,
+  now: number,
+  state: repo.SilenceState | 'cancelled' = stateOf(row, now),
+) {
+  return {
+    id: row.id,
+    name: row.name,
+    org_id: row.org_id,
+    include_child: row.include_child === 1,
+    node_id: row.node_id,
+    types: row.types === null ? null : row.types.split(','),
+    starts_at: isoUtc(row.starts_at),
+    ends_at: isoUtc(row.ends_at),
+    comment: row.comment,
+    state,
+    created_by: { id: row.created_by },
+    created_at: isoUtc(row.created_at),
+  };
+}
+
+async function checkNode(ctx: ServiceContext, input: SilenceInput, includeChild: boolean): Promise<void> {
+  if (input.node_id === undefined) return;
+  const node = await ctx.db
+    .selectFrom('nodes')
+    .select('org_id')
+    .where('id', '=', input.node_id)
+    .executeTakeFirst();
+  if (node === undefined || !(await isInSubtree(ctx.db, ctx.actor.orgId, node.org_id)))
+    throw notFound('Node');
+  const inside =
+    node.org_id === input.org_id || (includeChild && (await isInSubtree(ctx.db, input.org_id, node.org_id)));
+  if (!inside) {
+    throw badRequest('The node is outside the organizations the window covers.', [
+      { field: 'node_id', message: `is not in ${input.org_id}${includeChild ? ' or below it' : ''}` },
+    ]);
+  }
+}
+
+function checkTimes(startsAt: number, endsAt: number, now: number): void {
+  const problems = [
+    ...(endsAt <= startsAt ? [{ field: 'ends_at', message: 'must be after starts_at' }] : []),
+    ...(endsAt <= now
+      ? [{ field: 'ends_at', message: 'must be in the future: a window past covers nothing' }]
+      : []),
+  ];
+  if (problems.length > 0) throw badRequest('The window’s times do not make a window to come.', problems);
+}
+
+/** A maintenance window on an organization of the caller's subtree, with the job that ends it. */
+export async function createSilence(ctx: ServiceContext, input: SilenceInput) {
+  const startsAt = instant('starts_at', input.starts_at, 'body') as number;
+  const endsAt = instant('ends_at', input.ends_at, 'body') as number;
+  const now = ctx.clock.now();
+  checkTimes(startsAt, endsAt, now);
+  if (!(await isInSubtree(ctx.db, ctx.actor.orgId, input.org_id))) throw notFound('Organization');
+  const includeChild =
+    input.include_child === undefined || input.include_child === true || input.include_child === 'true';
+  await checkNode(ctx, input, includeChild);
+  const row: repo.SilenceRow = {
+    id: newId(now),
+    name: input.name,
+    org_id: input.org_id,
+    include_child: includeChild ? 1 : 0,
+    node_id: input.node_id ?? null,
+    types: input.types === undefined ? null : input.types.join(','),
+    starts_at: startsAt,
+    ends_at: endsAt,
+    comment: input.comment ?? null,
+    created_by: ctx.actor.userId,
+    created_at: now,
+  };
+  await transaction(ctx.db, async (trx) => {
+    await repo.insertSilence(trx, row);
+    await ctx.jobs.enqueue(trx, SILENCE_END, { silenceId: row.id } satisfies SilenceEnd, {
+      key: row.id,
+      runAt: endsAt,
+    });
+  });
+  return present(row, now);
+}
+
+async function loadSilence(ctx: ServiceContext, id: string): Promise<repo.SilenceRow> {
+  const row = await repo.findSilence(ctx.db, id);
+  if (row === undefined || !(await isInSubtree(ctx.db, ctx.actor.orgId, row.org_id)))
+    throw notFound('Silence');
+  return row;
+}
+
+export async function getSilence(ctx: ServiceContext, id: string) {
+  return present(await loadSilence(ctx, id), ctx.clock.now());
+}
+
+export async function listSilences(
+  ctx: ServiceContext,
+  query: { state?: repo.SilenceState },
+  page: PageRequest,
+) {
+  const now = ctx.clock.now();
+  const found = await repo.listSilences(
+    ctx.db,
+    { rootOrgId: ctx.actor.orgId, now, ...(query.state === undefined ? {} : { state: query.state }) },
+    page,
+  );
+  return mapPage(found, (row) => present(row, now));
+}
+
+/**
+ * Ends a window early: one under way ends now (what it held back and still holds is then sent); one not
+ * started yet is removed; one already over → 409.
+ */
+export async function endSilence(ctx: ServiceContext, id: string) {
+  const row = await loadSilence(ctx, id);
+  const now = ctx.clock.now();
+  const state = stateOf(row, now);
+  if (state === 'ended') throw conflict('The window has already ended.');
+  await transaction(ctx.db, async (trx) => {
+    if (state === 'upcoming') {
+      await repo.deleteSilence(trx, id);
+      await ctx.jobs.cancel(trx, SILENCE_END, id);
+    } else {
+      await repo.setSilenceEnd(trx, id, now);
+      await ctx.jobs.reschedule(trx, SILENCE_END, id, now);
+    }
+  });
+  return state === 'upcoming'
+    ? present(row, now, 'cancelled')
+    : present({ ...row, ends_at: now }, now, 'ended');
+}
