@@ -3,6 +3,7 @@ import { expiryJobs } from './features/fleet/expiry/jobs.js';
 import { livenessJob } from './features/fleet/liveness/sweep.js';
 import { webhookDeliveryJob } from './features/deliveries/deliver-job.js';
 import { alertCheckJob } from './features/notifications/check-job.js';
+import { emailDigestJob } from './features/notifications/email-storm.js';
 import { pruneRetentionJob } from './features/retention/prune.js';
 import { silenceEndJob } from './features/silences/end-job.js';
 import type { JobHandler } from './jobs/worker.js';
@@ -18,6 +19,7 @@ export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
     alertCheckJob(ctx),
     webhookDeliveryJob(ctx),
     silenceEndJob(ctx),
+    emailDigestJob(ctx),
   ];
 }
 

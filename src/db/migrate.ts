@@ -13,6 +13,8 @@ import * as reportDigest from './migrations/0010_report_digest.js';
 import * as notifications from './migrations/0011_notifications.js';
 import * as topologySuppression from './migrations/0012_topology_suppression.js';
 import * as silences from './migrations/0013_silences.js';
+import * as emailDigests from './migrations/0014_email_digests.js';
+import * as pendingDeliveriesIndex from './migrations/0015_pending_deliveries_index.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -29,6 +31,8 @@ const migrations: Record<string, Migration> = {
   '0011_notifications': notifications,
   '0012_topology_suppression': topologySuppression,
   '0013_silences': silences,
+  '0014_email_digests': emailDigests,
+  '0015_pending_deliveries_index': pendingDeliveriesIndex,
 };
 
 export interface MigrationReport {

@@ -117,6 +117,8 @@ export interface NotificationsTable {
   reason: string | null;
   /** The maintenance window that held it back (suppressed, then perhaps sent at the window's end). */
   silence_id: string | null;
+  /** The digest e-mail it went out in, when its owner had too many e-mails that minute. */
+  digest_id: string | null;
   /** The body sent (JSON text), the same on every retry. */
   payload: string;
   occurred_at: number;
@@ -156,6 +158,16 @@ export interface DeliveryAttemptsTable {
 export interface EmailChannelsTable {
   id: string;
   user_id: string;
+  created_at: number;
+}
+
+/** One user's minute of e-mail notifications beyond the first few, sent as one e-mail at the minute's end. */
+export interface EmailDigestsTable {
+  id: string;
+  user_id: string;
+  window_start: number;
+  /** The digest in email_outbox, once it was written. */
+  email_id: string | null;
   created_at: number;
 }
 
@@ -301,6 +313,7 @@ export interface Database {
   email_channels: EmailChannelsTable;
   alerts: AlertsTable;
   silences: SilencesTable;
+  email_digests: EmailDigestsTable;
   jobs: JobsTable;
   nodes: NodesTable;
   node_labels: NodeLabelsTable;

@@ -1,15 +1,11 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
-import {
-  notificationPayload,
-  type EventFacts,
-  type NotificationPayload,
-} from '../../notifications/payload.js';
+import { notificationPayload, type EventFacts } from '../../notifications/payload.js';
 import type { NotificationType, ResourceKind } from '../../notifications/types.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
-import { notificationEmail } from './email.js';
+import { sendByEmail } from './email-storm.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
 import { insertNotification, type EventRow, type WatchingAlert } from './repo.js';
@@ -90,7 +86,7 @@ function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
   return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
 }
 
-/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail through the outbox. */
+/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest). */
 async function dispatch(
   ctx: AppContext,
   trx: Executor,
@@ -98,23 +94,8 @@ async function dispatch(
   webhook: Webhook | undefined,
   now: number,
 ): Promise<void> {
-  if (webhook !== undefined) {
-    await startDelivery(ctx, trx, notification.id, webhook, now);
-    return;
-  }
-  const owner = await trx
-    .selectFrom('users')
-    .select('email')
-    .where('id', '=', notification.user_id)
-    .executeTakeFirstOrThrow();
-  const link = `${ctx.config.publicUrl}/api/v1/notification/${notification.id}`;
-  const payload = JSON.parse(notification.payload) as NotificationPayload;
-  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner.email, payload, link));
-  await trx
-    .updateTable('notifications')
-    .set({ email_id: emailId })
-    .where('id', '=', notification.id)
-    .execute();
+  if (webhook !== undefined) await startDelivery(ctx, trx, notification.id, webhook, now);
+  else await sendByEmail(ctx, trx, notification);
 }
 
 /**
@@ -150,6 +131,7 @@ export async function createNotification(
     status: suppressed === undefined ? sendingStatus(webhook) : ('suppressed' as const),
     reason: suppressed?.reason ?? null,
     silence_id: suppressed?.silenceId ?? null,
+    digest_id: null,
     payload: JSON.stringify(notificationPayload(facts, { id: alert.id, name: alert.name })),
     occurred_at: event.occurred_at,
     created_at: now,

@@ -20,6 +20,11 @@ export const Notification = Type.Object({
       'Why it was suppressed (maintenance: a window covered it; node_unreachable: its node, or its tunnel’s ' +
       'peer, was UNREACHABLE) or expired.',
   }),
+  digest_id: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The digest e-mail it went out in: past the first 5 e-mail notifications of a minute, the rest of ' +
+      'that minute go out together at its end.',
+  }),
   silence_id: Type.Union([Type.String(), Type.Null()], {
     description: 'The maintenance window that held it back (it may have been sent when the window ended).',
   }),

@@ -24,6 +24,7 @@ function present(row: repo.NotificationRow) {
     status: row.status,
     reason: row.reason,
     silence_id: row.silence_id,
+    digest_id: row.digest_id,
     alert: { id: row.alert_id, name: row.alert_name },
     type: row.type,
     condition: row.condition,
