@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { CommitGroup } from './db/commit-group.js';
 import type { Db } from './db/types.js';
+import type { AlertMetrics } from './features/notifications/metrics.js';
 import type { Clock } from './lib/clock.js';
 import type { JobMetrics } from './jobs/metrics.js';
 import type { JobQueue } from './jobs/queue.js';
@@ -28,6 +29,8 @@ export interface AppContext {
   /** The process's Prometheus registry (served at /metrics by the API role). */
   metrics: Registry;
   jobMetrics: JobMetrics;
+  /** Events, notifications and deliveries as they pass. */
+  alertMetrics: AlertMetrics;
   apiKeyCache: ApiKeyCache;
   /** Seals webhook secrets at rest. */
   secretBox: SecretBox;

@@ -7,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { ApiKeyCache } from './features/apikeys/key-cache.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { registerJobMetrics } from './jobs/metrics.js';
+import { registerAlertMetrics } from './features/notifications/metrics.js';
 import { JobQueue } from './jobs/queue.js';
 import { Mailer } from './mail/mailer.js';
 import { createRegistry } from './observability/metrics.js';
@@ -60,6 +61,7 @@ export async function openContext(
     jobs,
     metrics,
     jobMetrics: registerJobMetrics(metrics, db, clock),
+    alertMetrics: registerAlertMetrics(metrics, db, clock),
     apiKeyCache: new ApiKeyCache(),
     secretBox: new SecretBox(loadSecretKey(config)),
     webhookClient,

@@ -106,10 +106,13 @@ describe('CommitGroup', () => {
 describe('TickBatch', () => {
   it('serves the items of one turn of the event loop with one call, each caller getting its result', async () => {
     const calls: number[][] = [];
-    const batch = new TickBatch(async (items: number[]) => {
-      calls.push(items);
-      return items.map((n) => n * 10);
-    }, { maxItems: 3 });
+    const batch = new TickBatch(
+      async (items: number[]) => {
+        calls.push(items);
+        return items.map((n) => n * 10);
+      },
+      { maxItems: 3 },
+    );
     const results = await Promise.all([1, 2, 3, 4, 5].map((n) => batch.add(n)));
     expect(results).toEqual([10, 20, 30, 40, 50]);
     expect(calls).toEqual([

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentJobFailure } from '../src/jobs/outcomes.js';
 import { deferred, testWorker } from './support/jobs-fixture.js';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { scrape as scrapeMetrics, valueOf } from './support/metrics.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,37 +12,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The samples of the Prometheus text format (no escaped quotes in our label values). */
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match === null) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels[pair[1]!] = pair[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  return samples.find(
-    (sample) =>
-      sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
-  )?.value;
-}
-
-async function scrape(): Promise<Sample[]> {
-  const response = await t.request('GET', '/metrics', { key: null });
-  expect(response.status).toBe(200);
-  return parseMetrics(response.text);
-}
+const scrape = () => scrapeMetrics(t);
 
 describe('job metrics on /metrics', () => {
   it('shows runs by outcome, their durations, jobs by kind and state, and the oldest due job', async () => {

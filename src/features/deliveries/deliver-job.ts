@@ -36,7 +36,10 @@ function deliverer(ctx: AppContext): Deliverer {
     // The jobs started together (by a commit, or by a claim) all ask at once.
     read: new TickBatch((ids) => repo.findDeliveriesToSend(ctx.db, ids), { gather: 'now' }),
     delivered: new TickBatch(async (done) => {
-      await ctx.commits.run((trx) => repo.recordDelivered(trx, done));
+      await ctx.commits.run(async (trx) => {
+        await repo.recordDelivered(trx, done);
+        ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, done.length);
+      });
       return done.map(() => undefined);
     }),
   };
@@ -71,12 +74,14 @@ async function deliver(sender: Deliverer, deliveryId: string): Promise<void> {
   const startedAt = ctx.clock.now();
   const sent = await slots.run(delivery.webhook_id, () => send(ctx, delivery, startedAt));
   const attempt = attemptOf(delivery, startedAt, sent, ctx.clock.now());
+  ctx.alertMetrics.deliveryAttempt(attempt.failure ?? 'success');
   if (attempt.failure === null) {
     await sender.delivered.add({
       notificationId: delivery.notification_id,
       webhookId: delivery.webhook_id,
       attempt,
     });
+    ctx.alertMetrics.delivered((attempt.at + attempt.durationMs - delivery.occurred_at) / 1000);
   } else {
     await recordFailure(ctx, delivery, startedAt, sent, attempt);
   }
@@ -179,7 +184,7 @@ async function disableFailingWebhook(
     .where('id', '=', delivery.webhook_id)
     .execute();
   await touchSubscriptions(trx, delivery.owner_id);
-  await repo.holdPending(trx, delivery.webhook_id);
+  ctx.alertMetrics.notificationsEntered(trx, 'held', null, await repo.holdPending(trx, delivery.webhook_id));
   const owner = await trx
     .selectFrom('users')
     .select('email')

@@ -6,8 +6,11 @@ import { requeueDeliveries } from './start.js';
 export const HELD_FOR_AT_MOST_MS = 7 * 86_400_000;
 export const MAX_HELD = 1_000;
 
-/** Marks held deliveries (and their notifications) expired: too old, or beyond the newest MAX_HELD. */
-export async function expireHeld(db: Executor, webhookId: string, now: number): Promise<void> {
+/**
+ * Marks held deliveries (and their notifications) expired: too old, or beyond the newest MAX_HELD.
+ * Returns how many notifications expired.
+ */
+export async function expireHeld(db: Executor, webhookId: string, now: number): Promise<number> {
   const newest = await db
     .selectFrom('deliveries')
     .select('created_at')
@@ -25,11 +28,11 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'held')
     .where('created_at', '<', cutoff);
-  await db
+  const expired = await db
     .updateTable('notifications')
     .set({ status: 'expired', reason: 'held_too_long' })
     .where('id', 'in', db.selectFrom('deliveries').select('notification_id').where('id', 'in', expiring))
-    .execute();
+    .executeTakeFirst();
   await db
     .updateTable('deliveries')
     .set({ status: 'expired' })
@@ -37,6 +40,7 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .where('status', '=', 'held')
     .where('created_at', '<', cutoff)
     .execute();
+  return Number(expired.numUpdatedRows);
 }
 
 /**
@@ -45,7 +49,12 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
  */
 export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: string): Promise<number> {
   const now = ctx.clock.now();
-  await expireHeld(trx, webhookId, now);
+  ctx.alertMetrics.notificationsEntered(
+    trx,
+    'expired',
+    'held_too_long',
+    await expireHeld(trx, webhookId, now),
+  );
   const held = await trx
     .selectFrom('deliveries')
     .select(['id', 'notification_id'])
@@ -65,12 +74,14 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
 }
 
 /** Expires what every disabled webhook has held too long or beyond its newest MAX_HELD. */
-export async function expireAllHeld(db: Executor, now: number): Promise<void> {
+export async function expireAllHeld(db: Executor, now: number): Promise<number> {
   const webhooks = await db
     .selectFrom('deliveries')
     .select('webhook_id')
     .distinct()
     .where('status', '=', 'held')
     .execute();
-  for (const { webhook_id: webhookId } of webhooks) await expireHeld(db, webhookId, now);
+  let expired = 0;
+  for (const { webhook_id: webhookId } of webhooks) expired += await expireHeld(db, webhookId, now);
+  return expired;
 }

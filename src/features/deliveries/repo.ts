@@ -12,6 +12,7 @@ export async function findDeliveriesToSend(db: Executor, ids: readonly string[])
       'deliveries.status',
       'deliveries.notification_id',
       'notifications.payload',
+      'notifications.occurred_at',
       'webhooks.id as webhook_id',
       'webhooks.user_id as owner_id',
       'webhooks.name as webhook_name',
@@ -211,18 +212,26 @@ export async function countFailure(
   return { failures, retryAt };
 }
 
-/** Holds every pending delivery of a webhook that was disabled (their jobs then find nothing to do). */
-export async function holdPending(db: Executor, webhookId: string): Promise<void> {
+/**
+ * Holds every pending delivery of a webhook that was disabled (their jobs then find nothing to do);
+ * returns how many notifications that held.
+ */
+export async function holdPending(db: Executor, webhookId: string): Promise<number> {
   const pending = db
     .selectFrom('deliveries')
     .select('notification_id')
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'pending');
-  await db.updateTable('notifications').set({ status: 'held' }).where('id', 'in', pending).execute();
+  const held = await db
+    .updateTable('notifications')
+    .set({ status: 'held' })
+    .where('id', 'in', pending)
+    .executeTakeFirst();
   await db
     .updateTable('deliveries')
     .set({ status: 'held', next_attempt_at: null })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'pending')
     .execute();
+  return Number(held.numUpdatedRows);
 }

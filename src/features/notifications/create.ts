@@ -136,8 +136,9 @@ export async function createNotification(
     occurred_at: event.occurred_at,
     created_at: now,
   };
-  const inserted = await insertNotification(trx, row);
-  if (inserted && suppressed === undefined) await dispatch(ctx, trx, row, webhook, now);
+  if (!(await insertNotification(trx, row))) return;
+  ctx.alertMetrics.notificationsEntered(trx, row.status, row.reason);
+  if (suppressed === undefined) await dispatch(ctx, trx, row, webhook, now);
 }
 
 /**
@@ -169,6 +170,11 @@ export async function sendHeldBack(
     )
     .where('id', '=', notification.id)
     .execute();
+  ctx.alertMetrics.notificationsEntered(
+    trx,
+    suppressed === undefined ? sendingStatus(webhook) : 'suppressed',
+    suppressed?.reason ?? null,
+  );
   if (suppressed !== undefined) return false;
   await dispatch(ctx, trx, notification, webhook, now);
   return true;

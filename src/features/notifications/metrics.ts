@@ -88,7 +88,7 @@ export function registerAlertMetrics(registry: Registry, db: Db, clock: Clock): 
       });
     },
     notificationsEntered(trx, status, reason, count = 1) {
-      whenCommitted(trx, () => notifications.inc({ status, reason: reason ?? '' }, count));
+      if (count > 0) whenCommitted(trx, () => notifications.inc({ status, reason: reason ?? '' }, count));
     },
     deliveryAttempt(outcome) {
       attempts.inc({ outcome });

@@ -24,7 +24,8 @@ export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
       const deadJobs = await pruneDead(ctx.db, before);
       const events = await pruneEvents(ctx.db, before);
       const notifications = await pruneNotifications(ctx.db, before);
-      await expireAllHeld(ctx.db, ctx.clock.now());
+      const expired = await expireAllHeld(ctx.db, ctx.clock.now());
+      ctx.alertMetrics.notificationsEntered(ctx.db, 'expired', 'held_too_long', expired);
       if (emails + deadJobs + events + notifications > 0) {
         ctx.logger.info({ emails, deadJobs, events, notifications }, 'pruned records past retention');
       }

@@ -16,5 +16,9 @@ export async function recordEvents(
 ): Promise<void> {
   if (events.length === 0) return;
   await insertEvents(trx, events);
+  ctx.alertMetrics.eventsRecorded(
+    trx,
+    events.map((event) => event.type),
+  );
   await notifyMatchingAlerts(ctx, trx, events, known);
 }
