@@ -33,7 +33,11 @@ export async function openContext(
   logger: Logger,
   options: OpenOptions = {},
 ): Promise<AppContext> {
-  const db = connectDatabase(config.database, options);
+  const db = connectDatabase(config.database, {
+    ...options,
+    onIdleError: (error) =>
+      logger.warn({ err: error }, 'a database connection was dropped; it will be reopened'),
+  });
   try {
     if (options.migrate !== false) await migrateToLatest(db);
   } catch (error) {

@@ -58,7 +58,7 @@ const CACHED_PLAN_CHANGED = '0A000';
  * A schema change under a running process can invalidate a prepared plan: that statement is then renamed
  * (prepared afresh) and run again.
  */
-function withPreparedStatements(pool: pg.Pool): PostgresPool {
+function withPreparedStatements(pool: pg.Pool, onError: (error: Error) => void): PostgresPool {
   const names = new Map<string, string>();
   let issued = 0;
   const nameOf = (sql: string): string | undefined => {
@@ -89,7 +89,12 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
     async connect() {
       const client = await pool.connect();
       let wrapped = clients.get(client);
-      if (wrapped === undefined) clients.set(client, (wrapped = wrap(client)));
+      if (wrapped === undefined) {
+        // A connection lost while checked out between two queries is an 'error' event on its client,
+        // which would end the process; the next query on it fails instead, and the pool drops it.
+        client.on('error', onError);
+        clients.set(client, (wrapped = wrap(client)));
+      }
       return wrapped;
     },
     end: () => pool.end(),
@@ -113,6 +118,8 @@ export interface ConnectOptions {
   /** PostgreSQL only: every unqualified table lives in this schema (tests use one schema per run). */
   schema?: string;
   poolSize?: number;
+  /** Told of connections the server dropped (PostgreSQL): a restart, a failover. */
+  onIdleError?: (error: Error) => void;
 }
 
 export function connectDatabase(target: DatabaseTarget, options: ConnectOptions = {}): Db {
@@ -133,7 +140,13 @@ export function connectDatabase(target: DatabaseTarget, options: ConnectOptions 
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
     types: { getTypeParser: typeParser },
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
+  // An idle connection the server dropped (a restart, a failover) is an 'error' event on the pool, which
+  // would end the process unheard; the pool has already discarded it and opens a new one when needed.
+  const onError = (error: Error) => options.onIdleError?.(error);
+  pool.on('error', onError);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: withPreparedStatements(pool, onError) }),
+  });
   pgPools.set(db, pool);
   return db;
 }

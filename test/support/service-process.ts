@@ -53,8 +53,9 @@ export class Server {
   private readonly child: ChildProcess;
   private readonly waiters = new Set<() => void>();
 
-  constructor(env: Record<string, string>) {
-    this.child = program(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env });
+  /** `serve` by default; `['serve', '--role', 'api']`, `['worker']`, … */
+  constructor(env: Record<string, string>, args: string[] = ['serve']) {
+    this.child = program(args, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env });
     let pending = '';
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk;
@@ -105,6 +106,12 @@ export class Server {
         this.waiters.add(done);
       });
     }
+  }
+
+  /** A worker-only process is up once its worker has started (it serves no HTTP). */
+  async workerStarted(): Promise<this> {
+    await this.waitFor('worker start', (l) => l.msg === 'job worker started');
+    return this;
   }
 
   async started(): Promise<this> {

@@ -39,6 +39,7 @@ function deliverer(ctx: AppContext): Deliverer {
       await ctx.commits.run(async (trx) => {
         await repo.recordDelivered(trx, done);
         ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, done.length);
+        ctx.logger.debug({ delivered: done.length }, 'deliveries recorded');
       });
       return done.map(() => undefined);
     }),
