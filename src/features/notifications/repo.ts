@@ -159,8 +159,9 @@ export async function deliveriesOf(db: Executor, notificationId: string) {
   }));
 }
 
-/** Removes notifications (with their deliveries and attempts) made before `before`; how many. */
+/** Removes notifications (with their deliveries and attempts) and e-mail digests older than `before`; how many. */
 export async function pruneNotifications(db: Executor, before: number): Promise<number> {
   const result = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  const digests = await db.deleteFrom('email_digests').where('window_start', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows) + Number(digests.numDeletedRows);
 }
