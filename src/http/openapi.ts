@@ -2,8 +2,10 @@ export const openApiInfo = {
   title: 'edgewatch API',
   version: '0.1.0',
   description: [
-    'Users, roles, API keys and organizations for the operators of an edge fleet; alert subscriptions on',
-    "the fleet's state; webhooks whose ownership is proven with a signed challenge.",
+    'Users, roles, API keys and organizations for the operators of an edge fleet; the fleet (nodes, their',
+    'tunnels and services, reported by their agents) and its events; alert subscriptions on them, notified by',
+    'e-mail or to webhooks whose ownership is proven with a signed challenge; the delivery log, maintenance',
+    'windows and the notifications held back by them or by an UNREACHABLE node.',
     '',
     '**Authentication.** Every `/api/` route but login and the e-mail verification link needs an',
     '`X-API-KEY` header. No key, or an unknown or revoked key, answers 401; a valid key whose roles do not',
