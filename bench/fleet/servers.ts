@@ -1,10 +1,8 @@
 // The service as the fleet measurements run it: on SQLite one `serve` process (API and worker together); on
 // PostgreSQL `serve --role api` processes and one `serve --role worker`, all on the same database.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startChildServer, trackChild } from '../lib/processes.js';
+import { freePort, startChildProcess, startChildServer } from '../lib/processes.js';
 import { childEnv, PROJECT_ROOT } from '../targets.js';
 import type { FleetDatabase } from './cases.js';
 
@@ -34,11 +32,6 @@ export interface FleetServerOptions {
   env: Record<string, string>;
 }
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 function serviceMain(): string {
   const main = path.join(PROJECT_ROOT, 'dist', 'main.js');
   if (!fs.existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first.');
@@ -47,30 +40,14 @@ function serviceMain(): string {
 
 /** `serve --role worker` listens on no port: it is ready once its log says the worker started. */
 async function startWorkerRole(options: FleetServerOptions, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
-  const logFile = path.join(options.logDir, `${options.database}-worker.log`);
-  const log = fs.openSync(logFile, 'w');
-  const child = spawn(
-    process.execPath,
-    [...options.nodeOptions, serviceMain(), 'serve', '--role', 'worker'],
-    {
-      cwd: PROJECT_ROOT,
-      env,
-      stdio: ['ignore', log, log],
-    },
-  );
-  fs.closeSync(log);
-  const { stop } = trackChild(child, running, 10_000);
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && child.exitCode === null) {
-    if (fs.readFileSync(logFile, 'utf8').includes('job worker started') && child.pid !== undefined) {
-      return { label: 'worker process', pid: child.pid, logFile, stop };
-    }
-    await sleep(100);
-  }
-  await stop();
-  throw new Error(
-    `serve --role worker did not start; its log:\n${fs.readFileSync(logFile, 'utf8').slice(-2_000)}`,
-  );
+  const worker = await startChildProcess({
+    args: [...options.nodeOptions, serviceMain(), 'serve', '--role', 'worker'],
+    cwd: PROJECT_ROOT,
+    env,
+    logFile: path.join(options.logDir, `${options.database}-worker.log`),
+    readyText: 'job worker started',
+  });
+  return { label: 'worker process', ...worker };
 }
 
 export async function startFleetServers(options: FleetServerOptions): Promise<FleetServers> {

@@ -40,6 +40,11 @@ async function adminQuery(url: string, text: string): Promise<void> {
   }
 }
 
+/** What autovacuum would have done between two rounds (the server here may run without it). */
+export async function vacuumAnalyze(url: string): Promise<void> {
+  await adminQuery(url, 'vacuum analyze');
+}
+
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
@@ -115,6 +120,21 @@ export async function databaseCpuMs(url: string, database: string): Promise<Map<
       if (ms !== undefined) times.set(pid, ms);
     }
     return rows.length > 0 && times.size === 0 ? undefined : times;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Transactions committed in `database` so far; backends report theirs up to a second after they go idle. */
+export async function committedTransactions(url: string, database: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ commits: string }>(
+      'select xact_commit as commits from pg_stat_database where datname = $1',
+      [database],
+    );
+    return Number(rows[0]?.commits ?? 0);
   } finally {
     await client.end();
   }

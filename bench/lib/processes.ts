@@ -81,6 +81,38 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
   throw new Error(`${options.args.join(' ')} did not become ready; its log:\n${tail(options.logFile)}`);
 }
 
+export interface ChildProcessOptions {
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  logFile: string;
+  /** Text its log shows once the process can take work (it listens on no port to ask). */
+  readyText: string;
+  readyTimeoutMs?: number;
+  /** How long a SIGTERM has before SIGKILL. */
+  stopGraceMs?: number;
+}
+
+/** Starts `node <args>` that listens on no port (a worker) and resolves once its log shows `readyText`. */
+export async function startChildProcess(options: ChildProcessOptions): Promise<Omit<ChildServer, 'baseUrl'>> {
+  const log = fs.openSync(options.logFile, 'w');
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', log, log],
+  });
+  fs.closeSync(log);
+  const { stop } = trackChild(child, running, options.stopGraceMs ?? 10_000);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+    if (child.pid !== undefined && fs.readFileSync(options.logFile, 'utf8').includes(options.readyText))
+      return { pid: child.pid, logFile: options.logFile, stop };
+    await sleep(100);
+  }
+  await stop();
+  throw new Error(`${options.args.join(' ')} did not start; its log:\n${tail(options.logFile)}`);
+}
+
 async function answers200(url: string): Promise<boolean> {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
@@ -125,6 +157,17 @@ export function cpuTimeMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU time (ms) several processes have used so far, together; undefined if one cannot be read. */
+export function cpuTimeMsOf(pids: number[]): number | undefined {
+  let total = 0;
+  for (const pid of pids) {
+    const ms = cpuTimeMs(pid);
+    if (ms === undefined) return undefined;
+    total += ms;
+  }
+  return total;
 }
 
 /**

@@ -1,11 +1,22 @@
 export type NotifyDatabase = 'sqlite' | 'postgres';
 
-/** One notification measurement of the service; `--only <text>` picks those whose name contains it. */
-export interface NotifyCase {
+/** A measurement of one `serve` process (API and worker together) on one database. */
+export interface ServiceCase {
   name: string;
   measure: 'latency' | 'throughput';
   database: NotifyDatabase;
 }
+
+/** The throughput measurement with the API alone in one process and the deliveries in `workers` others. */
+export interface WorkersCase {
+  name: string;
+  measure: 'workers';
+  database: 'postgres';
+  workers: number;
+}
+
+/** One notification measurement of the service; `--only <text>` picks those whose name contains it. */
+export type NotifyCase = ServiceCase | WorkersCase;
 
 /** The issue's targets; every figure is printed beside them (and beside its anchors) as a ratio. */
 export const TARGETS = {
@@ -16,6 +27,8 @@ export const TARGETS = {
   floorRatio: 0.5,
   /** Of Alertmanager's rate, measured in the same run: faster means a ratio above 1. */
   alertmanagerRatio: 1,
+  /** Of one worker process's rate, measured in the same run, with the most worker processes: no loss. */
+  workersRatio: 0.9,
 } as const;
 
 export const DATABASE_LABEL: Record<NotifyDatabase, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
@@ -25,6 +38,12 @@ export const NOTIFY_CASES: NotifyCase[] = [
   { name: 'notify latency: PostgreSQL', measure: 'latency', database: 'postgres' },
   { name: 'notify throughput: SQLite', measure: 'throughput', database: 'sqlite' },
   { name: 'notify throughput: PostgreSQL', measure: 'throughput', database: 'postgres' },
+  ...[1, 2, 4].map((workers): WorkersCase => ({
+    name: `notify workers: PostgreSQL, ${workers} worker${workers === 1 ? '' : 's'}`,
+    measure: 'workers',
+    database: 'postgres',
+    workers,
+  })),
 ];
 
 /** Every case without `--only`; else those whose name contains it. The anchors run with any throughput case. */

@@ -2,7 +2,7 @@
 // burst of changes to the last notification received.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuBetween, databaseCpuMs } from '../jobs/postgres.js';
-import { cpuTimeMs } from '../lib/processes.js';
+import { cpuTimeMsOf } from '../lib/processes.js';
 import { percentile } from '../lib/stats.js';
 import type { Collection, Receiver } from './receiver.js';
 import { ReportSender, sendBurst, sendPaced } from './reports.js';
@@ -143,15 +143,22 @@ export async function measureServiceThroughput(
   name: string,
   service: ServiceUnderTest,
   receiver: Receiver,
-  options: { nodes: number[]; round: number; postgres: PostgresHandle | undefined },
+  options: {
+    nodes: number[];
+    round: number;
+    postgres: PostgresHandle | undefined;
+    /** Processes whose CPU counts, summed under each label; else the service's (PostgreSQL's comes apart). */
+    cpuOf?: { label: string; pids: number[] }[];
+  },
 ): Promise<ThroughputRun> {
   const expected = options.nodes.length;
   const body = reportBody(options.round - 1);
   const sender = new ReportSender(service.baseUrl, REPORTS_IN_FLIGHT);
   const collection = receiver.collect({ expected });
   const pg = options.postgres;
+  const subjects = options.cpuOf ?? [{ label: 'service', pids: [service.pid] }];
   const before = {
-    service: cpuTimeMs(service.pid),
+    processes: subjects.map(({ pids }) => cpuTimeMsOf(pids)),
     postgres: pg === undefined ? undefined : await databaseCpuMs(pg.url, pg.name),
     runner: process.cpuUsage(),
   };
@@ -165,18 +172,13 @@ export async function measureServiceThroughput(
     await sender.close();
   }
   const runnerCpuMs = runnerCpuSince(before.runner);
-  const serviceAfter = cpuTimeMs(service.pid);
+  const processesAfter = subjects.map(({ pids }) => cpuTimeMsOf(pids));
   const postgresAfter = pg === undefined ? undefined : await databaseCpuMs(pg.url, pg.name);
   const settleMs = await settled(service);
-  const senders: ProcessCpu[] = [
-    {
-      label: 'service',
-      ms:
-        before.service === undefined || serviceAfter === undefined
-          ? undefined
-          : serviceAfter - before.service,
-    },
-  ];
+  const senders: ProcessCpu[] = subjects.map(({ label }, i) => {
+    const [start, end] = [before.processes[i], processesAfter[i]];
+    return { label, ms: start === undefined || end === undefined ? undefined : end - start };
+  });
   if (pg !== undefined) senders.push({ label: 'PostgreSQL', ms: cpuBetween(before.postgres, postgresAfter) });
   const firstAt = collection.firstAt();
   return {

@@ -22,16 +22,19 @@ export function sectionOutput(
   rows: ThroughputRow[],
 ): string[] {
   const { settings } = facts;
-  const output = [
-    `Notifications: one \`serve\` process per database (API and worker together), as \`npm start\` runs it, with ` +
-      `DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency} (the default is 8) and ` +
-      `NODE_HEARTBEAT_TIMEOUT_S=${HEARTBEAT_TIMEOUT_S}; ${whole(facts.nodes)} nodes seeded ALIVE with one ` +
-      `CONNECTED tunnel each (${facts.seedTimes.join(', ')}); one webhook to an HTTPS receiver in the runner (a ` +
-      'certificate from the bench CA; verified through the API), one alert: TUNNEL_STATE_CHANGE on the root ' +
-      "organization, channel webhook. A change is one node's report naming its tunnel in the other state: one " +
-      'event, one notification. The service stores each notification, its delivery and its job in the ' +
-      "report's transaction before anything is sent, so every notification measured here was durable first.",
-  ];
+  const output: string[] = [];
+  // Of the one-process services; the worker-scaling measurement describes its own processes.
+  if (latencies.length > 0 || rows.length > 0)
+    output.push(
+      `Notifications: one \`serve\` process per database (API and worker together), as \`npm start\` runs it, with ` +
+        `DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency} (the default is 8) and ` +
+        `NODE_HEARTBEAT_TIMEOUT_S=${HEARTBEAT_TIMEOUT_S}; ${whole(facts.nodes)} nodes seeded ALIVE with one ` +
+        `CONNECTED tunnel each (${facts.seedTimes.join(', ')}); one webhook to an HTTPS receiver in the runner (a ` +
+        'certificate from the bench CA; verified through the API), one alert: TUNNEL_STATE_CHANGE on the root ' +
+        "organization, channel webhook. A change is one node's report naming its tunnel in the other state: one " +
+        'event, one notification. The service stores each notification, its delivery and its job in the ' +
+        "report's transaction before anything is sent, so every notification measured here was durable first.",
+    );
   if (facts.postgresLine !== undefined) output.push(facts.postgresLine);
   if (facts.alertmanagerLine !== undefined) output.push(facts.alertmanagerLine);
   output.push(`Machine load average (1 min) when the section started: ${facts.loadBefore.toFixed(2)}`);

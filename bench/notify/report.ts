@@ -16,7 +16,7 @@ export function whole(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-function row(cells: string[]): string {
+export function row(cells: string[]): string {
   return `| ${cells.join(' | ')} |`;
 }
 
@@ -24,7 +24,7 @@ const ms = (value: number | undefined) => (value === undefined ? 'n/a' : value.t
 const ratio = (value: number | undefined) => (value === undefined ? '' : value.toFixed(2));
 
 /** CPU per notification of each sending process, in µs, e.g. `service 310 + PostgreSQL 95`. */
-function sendersCpu(run: ThroughputRun): string {
+export function sendersCpu(run: ThroughputRun): string {
   return run.senders
     .map(
       ({ label, ms: cpu }) =>
@@ -177,6 +177,16 @@ export function throughputChecks(
     });
   }
   return checks;
+}
+
+/** A warning line for a round whose figures describe something else than intended. */
+export function runWarnings(run: ThroughputRun, expected: number): string[] {
+  const problems: string[] = [];
+  if (run.notifications !== expected) problems.push(`${run.notifications} of ${expected} notifications`);
+  if (run.duplicates > 0) problems.push(`${run.duplicates} notifications received twice`);
+  if (run.badSignatures > 0) problems.push(`${run.badSignatures} requests with a wrong signature`);
+  if (run.failed > 0) problems.push(`${run.failed} requests not answered 2xx`);
+  return problems.length === 0 ? [] : [`warning: ${run.name}: ${problems.join('; ')}`];
 }
 
 /** Of several rounds, the one with the median rate. */

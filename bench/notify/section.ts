@@ -1,12 +1,13 @@
 // The notification section of `npm run bench`: from an agent's report that changes a tunnel's state to the
 // signed HTTPS notification arriving at a local receiver, its latency at a steady rate and its throughput over
 // a burst of changes, on SQLite and PostgreSQL, beside a bare undici loop to the same receiver (the floor) and
-// Prometheus Alertmanager given the same changes as alerts, in the same run.
+// Prometheus Alertmanager given the same changes as alerts, in the same run; then, on PostgreSQL, the burst
+// again with the deliveries in 1, 2 and 4 worker processes.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { vacuumAnalyze } from '../jobs/postgres.js';
 import type { Check } from '../lib/report.js';
 import type { BenchCertificates } from '../lib/tls.js';
 import { measureAlertmanager, measureFloor } from './anchors.js';
@@ -20,8 +21,17 @@ import {
 import type { NotifyOptions } from './options.js';
 import { sectionOutput } from './output.js';
 import { startReceiver } from './receiver.js';
-import { latencyChecks, medianRun, progress, throughputChecks, type ThroughputRow } from './report.js';
+import {
+  latencyChecks,
+  medianRun,
+  progress,
+  runWarnings,
+  throughputChecks,
+  type ThroughputRow,
+} from './report.js';
 import { alertmanagerAnchor, runnableCases, startServices } from './setup.js';
+import { workersSummary } from './workers-report.js';
+import { measureWorkers, type WorkersRounds } from './workers.js';
 
 export interface NotifySettings extends NotifyOptions {
   postgresUrl: string;
@@ -42,26 +52,6 @@ const ALERTMANAGER = 'notify anchor: Alertmanager';
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
-/** What autovacuum would have done between two rounds (the server here may run without it). */
-async function vacuum(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('vacuum analyze');
-  } finally {
-    await client.end();
-  }
-}
-
-function runWarnings(run: ThroughputRun, expected: number): string[] {
-  const problems: string[] = [];
-  if (run.notifications !== expected) problems.push(`${run.notifications} of ${expected} notifications`);
-  if (run.duplicates > 0) problems.push(`${run.duplicates} notifications received twice`);
-  if (run.badSignatures > 0) problems.push(`${run.badSignatures} requests with a wrong signature`);
-  if (run.failed > 0) problems.push(`${run.failed} requests not answered 2xx`);
-  return problems.length === 0 ? [] : [`warning: ${run.name}: ${problems.join('; ')}`];
-}
-
 export async function runNotifySection(
   cases: NotifyCase[],
   settings: NotifySettings,
@@ -76,11 +66,13 @@ export async function runNotifySection(
   checks.push(...runnable.skipped);
   const latencyCases = runnable.cases.filter((c) => c.measure === 'latency');
   const throughputCases = runnable.cases.filter((c) => c.measure === 'throughput');
+  const workersCases = runnable.cases.filter((c) => c.measure === 'workers');
   const anchor = throughputCases.length > 0 ? alertmanagerAnchor(settings.alertmanagerBatch) : undefined;
 
   // Nodes 0 … changes-1 change once a throughput round; the ones after them once in the latency runs.
   const latencyWarmup = settings.ratePerSecond * settings.latencyWarmupSeconds;
   const latencyCount = latencyWarmup + settings.ratePerSecond * settings.latencySeconds;
+  const seededNodes = settings.changes + latencyCount;
   const throughputNodes = range(0, settings.changes);
   const latencyNodes = range(settings.changes, latencyCount);
   const secret = randomBytes(24).toString('base64url');
@@ -89,10 +81,11 @@ export async function runNotifySection(
   const rounds = new Map<string, ThroughputRun[]>();
   const keep = (run: ThroughputRun) => rounds.set(run.name, [...(rounds.get(run.name) ?? []), run]);
   let seedTimes: string[] | undefined;
+  let workers: WorkersRounds[];
   try {
     const services = await startServices(
-      runnable.cases,
-      settings.changes + latencyCount,
+      [...latencyCases, ...throughputCases],
+      seededNodes,
       receiver,
       secret,
       settings,
@@ -125,7 +118,7 @@ export async function runNotifySection(
         for (const c of throughputCases) {
           const target = services.running.get(c.database);
           if (target === undefined) continue;
-          if (target.postgres !== undefined) await vacuum(target.postgres.url);
+          if (target.postgres !== undefined) await vacuumAnalyze(target.postgres.url);
           progress(`round ${round}/${settings.rounds}: ${c.name}`);
           keep(
             await measureServiceThroughput(c.name, target.service, receiver, {
@@ -161,6 +154,15 @@ export async function runNotifySection(
     } finally {
       await services.close();
     }
+    // After the other measurements' processes have stopped, so that these share the machine with none.
+    workers = await measureWorkers(workersCases, {
+      receiver,
+      secret,
+      settings,
+      logDir,
+      nodes: seededNodes,
+      changing: throughputNodes,
+    });
   } finally {
     await receiver.close();
   }
@@ -189,13 +191,15 @@ export async function runNotifySection(
   }
   if (floor !== undefined) rows.push(floor);
   if (alertmanager !== undefined) rows.push(alertmanager);
-  for (const runs of rounds.values())
+  for (const runs of [...rounds.values(), ...workers.map((w) => w.rounds)])
     for (const run of runs) warnings.push(...runWarnings(run, settings.changes));
+  const scaling = workersSummary(workers, { settings, nodes: seededNodes });
+  checks.push(...scaling.checks);
 
   const output = sectionOutput(
     {
       settings,
-      nodes: settings.changes + latencyCount,
+      nodes: seededNodes,
       seedTimes: seedTimes ?? [],
       postgresLine: runnable.postgresLine,
       alertmanagerLine: anchor?.line,
@@ -205,5 +209,5 @@ export async function runNotifySection(
     latencies,
     rows,
   );
-  return { output, checks, warnings };
+  return { output: [...output, ...scaling.output], checks, warnings };
 }

@@ -1,10 +1,10 @@
 // The service as the section runs it: one `serve` process (API and worker together, on either database), as
-// `npm start` starts it, with one webhook to the local receiver, verified, and one alert: TUNNEL_STATE_CHANGE
-// on the root organization, channel webhook.
+// `npm start` starts it, or on PostgreSQL the API alone beside `worker` processes; with one webhook to the
+// local receiver, verified, and one alert: TUNNEL_STATE_CHANGE on the root organization, channel webhook.
 import fs from 'node:fs';
 import path from 'node:path';
 import { AdminApi } from '../lib/api.js';
-import { freePort, startChildServer } from '../lib/processes.js';
+import { freePort, startChildProcess, startChildServer } from '../lib/processes.js';
 import type { BenchCertificates } from '../lib/tls.js';
 import { childEnv, PROJECT_ROOT } from '../targets.js';
 import type { SeededDatabase } from './seed.js';
@@ -20,6 +20,8 @@ export interface ServiceUnderTest {
   baseUrl: string;
   api: AdminApi;
   logFile: string;
+  /** The environment it runs with, for worker processes to share. */
+  env: NodeJS.ProcessEnv;
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export interface ServiceOptions {
   concurrency: number;
   nodeOptions: string[];
   logFile: string;
+  /** `api`: the HTTP API alone (PostgreSQL), its deliveries left as jobs for worker processes. */
+  role?: 'api';
 }
 
 export function serviceEnv(options: ServiceOptions, port: number): Record<string, string> {
@@ -48,14 +52,20 @@ export function serviceEnv(options: ServiceOptions, port: number): Record<string
   };
 }
 
-export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
+function serviceMain(): string {
   const main = path.join(PROJECT_ROOT, 'dist', 'main.js');
   if (!fs.existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first.');
+  return main;
+}
+
+export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
   const port = await freePort();
+  const env = childEnv(serviceEnv(options, port));
+  const role = options.role === undefined ? [] : ['--role', options.role];
   const server = await startChildServer({
-    args: [...options.nodeOptions, main, 'serve'],
+    args: [...options.nodeOptions, serviceMain(), 'serve', ...role],
     cwd: PROJECT_ROOT,
-    env: childEnv(serviceEnv(options, port)),
+    env,
     port,
     logFile: options.logFile,
     readyPath: '/readyz',
@@ -86,7 +96,41 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     await stop();
     throw error;
   }
-  return { pid: server.pid, baseUrl: server.baseUrl, api, logFile: server.logFile, stop };
+  return { pid: server.pid, baseUrl: server.baseUrl, api, logFile: server.logFile, env, stop };
+}
+
+export interface WorkerProcesses {
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+/** `count` `worker` processes with the service's environment, started together; ready once each says so. */
+export async function startWorkers(
+  service: ServiceUnderTest,
+  count: number,
+  options: { nodeOptions: string[]; logFile: (n: number) => string },
+): Promise<WorkerProcesses> {
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, (_, i) =>
+      startChildProcess({
+        args: [...options.nodeOptions, serviceMain(), 'worker'],
+        cwd: PROJECT_ROOT,
+        env: service.env,
+        logFile: options.logFile(i + 1),
+        readyText: '"msg":"job worker started"',
+      }),
+    ),
+  );
+  const workers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stop = async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+  };
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure !== undefined) {
+    await stop();
+    throw failure.reason;
+  }
+  return { pids: workers.map((worker) => worker.pid), stop };
 }
 
 /** Notifications the service has not yet recorded as delivered (or otherwise settled). */
