@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { dedicatedConnection } from '../db/connect.js';
 import type { Db } from '../db/types.js';
 import { JOBS_CHANNEL } from './queue.js';
+import { LISTENER_NAME_PREFIX } from './wake-targets.js';
 
 export interface JobListener {
   close(): Promise<void>;
@@ -11,13 +12,15 @@ export interface JobListener {
 const RECONNECT_MS = 1_000;
 
 /**
- * PostgreSQL: LISTEN on the jobs channel over a connection of its own, and call `onJobs(kind)` for each
- * notification from this schema (several schemas may share one server). A lost connection is opened
- * again; until then the workers' poll finds the jobs.
+ * PostgreSQL: LISTEN on the jobs channel over a connection of its own, named after the worker, and call
+ * `onJobs(kind)` for each notification from this schema (several schemas may share one server) meant for
+ * every worker or for this one. A lost connection is opened again; until then the workers' poll finds the
+ * jobs.
  */
 export async function listenForJobs(
   db: Db,
   logger: Logger,
+  workerId: string,
   onJobs: (kind: string) => void,
 ): Promise<JobListener> {
   let client: pg.PoolClient | undefined;
@@ -27,10 +30,15 @@ export async function listenForJobs(
   const connect = async (): Promise<void> => {
     const connection = await dedicatedConnection(db);
     if (connection === undefined) return;
-    const { rows } = await connection.query<{ schema: string }>('select current_schema() as schema');
+    const { rows } = await connection.query<{ schema: string }>(
+      `select current_schema() as schema, set_config('application_name', ${LISTENER_NAME_PREFIX} || $1, false)`,
+      [workerId],
+    );
     const prefix = `${rows[0]?.schema ?? 'public'}:`;
     connection.on('notification', (message) => {
-      if (message.payload?.startsWith(prefix) === true) onJobs(message.payload.slice(prefix.length));
+      if (message.payload?.startsWith(prefix) !== true) return;
+      const [kind = '', target] = message.payload.slice(prefix.length).split('>');
+      if (target === undefined || target === workerId) onJobs(kind);
     });
     connection.on('error', (error) => {
       logger.warn({ err: error }, 'job notifications lost; reconnecting');
@@ -61,7 +69,7 @@ export async function listenForJobs(
     client = undefined;
     if (connection === undefined) return;
     try {
-      await connection.query(`UNLISTEN ${JOBS_CHANNEL}`);
+      await connection.query(`UNLISTEN ${JOBS_CHANNEL}; RESET application_name`);
       connection.release();
     } catch {
       connection.release(true);

@@ -5,10 +5,14 @@ import type { Db, Executor } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as repo from './repo.js';
+import { WakeTargets } from './wake-targets.js';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-/** The PostgreSQL channel every enqueue notifies on commit; the payload is `<schema>:<kind>`. */
+/**
+ * The PostgreSQL channel every enqueue notifies on commit; the payload is `<schema>:<kind>`, followed by
+ * `>` and a worker's id when the wake is for that worker alone.
+ */
 export const JOBS_CHANNEL = 'edgewatch_jobs';
 
 export interface EnqueueOptions {
@@ -44,12 +48,16 @@ export class JobQueue {
   private readonly listeners = new Set<WakeListener>();
   private readonly localRunners = new Map<string, LocalRunner>();
   private readonly postgres: boolean;
+  private readonly targets: WakeTargets | undefined;
+  /** The kinds already woken by an open transaction, so that its units notify once. */
+  private readonly woken = new WeakMap<Executor, Set<string>>();
 
   constructor(
     db: Db,
     private readonly clock: Clock,
   ) {
     this.postgres = isPostgres(db);
+    this.targets = this.postgres ? new WakeTargets(db) : undefined;
   }
 
   async enqueue<P>(db: Executor, kind: string, payload: P, options: EnqueueOptions = {}): Promise<void> {
@@ -125,6 +133,11 @@ export class JobQueue {
     return moved;
   }
 
+  /** The workers listening for wakes on PostgreSQL, from any process, read now (none on SQLite). */
+  async listeningWorkers(): Promise<string[]> {
+    return (await this.targets?.read()) ?? [];
+  }
+
   /** Workers in this process hear of new due jobs here. */
   onWake(listener: WakeListener): () => void {
     this.listeners.add(listener);
@@ -136,10 +149,20 @@ export class JobQueue {
     for (const listener of this.listeners) listener(kind);
   }
 
-  /** Wakes idle workers of every process for `kind`, once `db`'s transaction (if any) commits. */
-  async wakeAfterCommit(db: Executor, kind: string): Promise<void> {
+  /**
+   * Wakes a worker for `kind` once `db`'s transaction (if any) commits: on PostgreSQL one listening worker
+   * in turn (see `WakeTargets`), or every one with `everyone`.
+   */
+  async wakeAfterCommit(db: Executor, kind: string, { everyone = false } = {}): Promise<void> {
     if (this.postgres) {
-      await sql`select pg_notify(${JOBS_CHANNEL}, current_schema() || ':' || ${kind})`.execute(db);
+      if (db.isTransaction) {
+        const kinds = this.woken.get(db) ?? new Set<string>();
+        if (kinds.has(kind)) return;
+        this.woken.set(db, kinds.add(kind));
+      }
+      const target = everyone ? undefined : this.targets?.next();
+      const payload = target === undefined ? kind : `${kind}>${target}`;
+      await sql`select pg_notify(${JOBS_CHANNEL}, current_schema() || ':' || ${payload})`.execute(db);
     } else if (this.listeners.size > 0) {
       setImmediate(() => this.wakeLocal(kind));
     }

@@ -235,7 +235,7 @@ export class Worker {
       );
     }
     if (isPostgres(db)) {
-      this.listener = await listenForJobs(db, this.options.logger, (kind) => queue.wakeLocal(kind));
+      this.listener = await listenForJobs(db, this.options.logger, this.id, (kind) => queue.wakeLocal(kind));
     }
     for (const runner of this.runners.values()) runner.start();
     this.options.logger.info({ worker: this.id, kinds: [...this.runners.keys()] }, 'job worker started');
@@ -288,7 +288,7 @@ export class Worker {
   async release(jobs: readonly repo.ClaimedJob[]): Promise<void> {
     await this.write(() => repo.releaseJobs(this.options.db, jobs, this.now()));
     for (const kind of new Set(jobs.map((job) => job.kind))) {
-      await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind));
+      await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind, { everyone: true }));
     }
   }
 
