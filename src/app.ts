@@ -16,6 +16,7 @@ import { rejectNulCharacters } from './http/no-nul.js';
 import type { App } from './http/types.js';
 import { validatorByPart } from './http/validation.js';
 import { plainJsonType } from './http/json-type.js';
+import { consoleRoutes } from './http/console.js';
 import { openApiInfo } from './http/openapi.js';
 import { NotificationSchema } from './notifications/schema.js';
 import { createHttpMetrics } from './observability/metrics.js';
@@ -179,5 +180,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(notificationRoutes);
   await app.register(deliveryLogRoutes);
   await app.register(silenceRoutes);
+  await app.register(consoleRoutes);
   return app;
 }

@@ -1,0 +1,179 @@
+/** The shapes of the API's answers that the console reads (see /docs for the whole description). */
+
+export interface Ref {
+  id: string;
+  name: string;
+}
+
+export interface Me {
+  id: string;
+  name: string;
+  email: string;
+  org_id: string;
+  organization: Ref;
+  roles: Ref[];
+}
+
+export type NodeState = 'NEW' | 'ALIVE' | 'UNREACHABLE';
+
+export interface FleetNode {
+  id: string;
+  name: string;
+  hardware_serial_number: string | null;
+  node_state: NodeState;
+  state_since: string;
+  last_seen_at: string | null;
+  organization: Ref;
+  metadata: { labels: Record<string, string> };
+  max_headless_time: number;
+  headless_expires_at: string | null;
+  status: {
+    node: {
+      addresses: { type: string; address: string }[];
+      info: { version: { software_version: string | null } };
+    };
+  };
+  certificate: { not_before: string; not_after: string } | null;
+  upgrade: { status: string } | null;
+  tunnels: Record<string, number>;
+  services: Record<string, number>;
+  created_at: string;
+  token?: string;
+}
+
+export interface Tunnel {
+  id: string;
+  name: string;
+  state: string;
+  state_since: string;
+  peer_node_id: string | null;
+}
+
+export interface Service {
+  id: string;
+  name: string;
+  status: string;
+  state_since: string;
+}
+
+export interface FleetEvent {
+  id: string;
+  type: string;
+  condition: string;
+  organization: Ref;
+  node: Ref;
+  resource: { kind: string; id: string; name: string };
+  previous_state: string | null;
+  current_state: string;
+  sequence: number;
+  occurred_at: string;
+  detected_at: string;
+}
+
+export type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed';
+
+export interface Attempt {
+  at: string;
+  duration_ms: number | null;
+  status_code: number | null;
+  failure?: string | null;
+  error: string | null;
+  response?: string | null;
+}
+
+export interface Notification {
+  id: string;
+  status: NotificationStatus;
+  reason: string | null;
+  alert: Ref;
+  type: string;
+  condition: string;
+  node: { id: string } | null;
+  channel_type: 'EMAIL' | 'WEBHOOK';
+  webhook_id: string | null;
+  occurred_at: string;
+  created_at: string;
+  payload: { display_type: string; message: string; node: Ref; resource: { kind: string; name: string } };
+  deliveries?: { id: string; webhook_id: string; status: string; attempts: Attempt[] }[];
+}
+
+export interface Alert {
+  id: string;
+  name: string;
+  type: string;
+  display_type: string;
+  settings: {
+    org_id: string;
+    alert_me: string;
+    duration?: string;
+    include_child: string;
+    suppress_when_node_unreachable?: string;
+    node_id?: string;
+    tunnel_id?: string;
+    pod_id?: string;
+  };
+  channel_type: 'EMAIL' | 'WEBHOOK';
+  channel: Ref | null;
+  created_at: string;
+}
+
+export interface Webhook {
+  id: string;
+  name: string;
+  url: string;
+  is_enabled: boolean;
+  disabled_reason: 'unverified' | 'edited' | 'failing' | null;
+  headers: Record<string, string>;
+  created_at: string;
+  subscription_count: number;
+  secret?: string;
+}
+
+export interface Delivery {
+  id: string;
+  notification_id: string;
+  alert: Ref;
+  type: string;
+  status: string;
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+  attempt_log?: Attempt[];
+}
+
+export interface Silence {
+  id: string;
+  name: string;
+  org_id: string;
+  include_child: boolean;
+  node_id: string | null;
+  /** null: every type. */
+  types: string[] | null;
+  starts_at: string;
+  ends_at: string;
+  comment: string | null;
+  state: 'upcoming' | 'active' | 'ended' | 'cancelled';
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  parent_id: string | null;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  key?: string;
+}
+
+export interface Role {
+  id: string;
+  name: string;
+}

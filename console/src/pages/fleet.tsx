@@ -1,0 +1,172 @@
+import { useEffect, useState } from 'react';
+import { usePage, useOrgs, PAGE_SIZE } from '../api/hooks';
+import type { FleetNode, NodeState } from '../api/types';
+import { PageHeader } from '../layout';
+import { href, replaceParams, useRoute } from '../router';
+import { useSession } from '../session';
+import { Badge } from '../ui/badge';
+import { Empty, Loaded } from '../ui/states';
+import { Pager, Table, type Column } from '../ui/table';
+import { When } from '../ui/time';
+import { RegisterNode } from './node-forms';
+
+/** The fleet is read again this often: a node's change shows without a reload. */
+export const LIVE_MS = 2_000;
+
+const STATES: NodeState[] = ['ALIVE', 'UNREACHABLE', 'NEW'];
+
+function StateCounts() {
+  const counts = STATES.map((state) => ({
+    state,
+    // size 1: only the total is wanted.
+    query: usePage<FleetNode>('/api/v2/node', { node_state: state }, 0, {
+      refetchInterval: LIVE_MS,
+      size: 1,
+    }),
+  }));
+  return (
+    <ul className="counts" aria-label="Nodes by state">
+      {counts.map(({ state, query }) => (
+        <li key={state} className={`count count-${state.toLowerCase()}`}>
+          <a href={href('/fleet', { state })}>
+            <span className="count-number">{query.data?.total_count.toLocaleString('en') ?? '…'}</span>
+            <span className="count-label">{state.toLowerCase()}</span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function health(counts: Record<string, number>, good: string): string {
+  const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
+  if (total === 0) return '—';
+  return `${counts[good] ?? 0}/${total} ${good.toLowerCase()}`;
+}
+
+const columns: Column<FleetNode>[] = [
+  { header: 'State', cell: (node) => <Badge state={node.node_state} /> },
+  { header: 'Name', cell: (node) => <a href={`#/nodes/${node.id}`}>{node.name}</a> },
+  { header: 'Organization', cell: (node) => node.organization.name, secondary: true },
+  { header: 'Last seen', cell: (node) => <When at={node.last_seen_at} empty="never" /> },
+  {
+    header: 'Version',
+    cell: (node) => node.status.node.info.version.software_version ?? '—',
+    secondary: true,
+  },
+  {
+    header: 'Addresses',
+    cell: (node) => node.status.node.addresses.map((address) => address.address).join(', ') || '—',
+    secondary: true,
+  },
+  { header: 'Tunnels', cell: (node) => health(node.tunnels, 'CONNECTED') },
+  { header: 'Services', cell: (node) => health(node.services, 'HEALTHY'), secondary: true },
+];
+
+/** Typing settles for this long before the list is asked again. */
+const SEARCH_SETTLE_MS = 250;
+
+export function FleetPage() {
+  const route = useRoute();
+  const { canWrite } = useSession();
+  const page = Number(route.params.get('page') ?? 0);
+  const state = route.params.get('state') ?? '';
+  const org = route.params.get('org') ?? '';
+  const search = route.params.get('search') ?? '';
+  const [typed, setTyped] = useState(search);
+  const orgs = useOrgs();
+  const nodes = usePage<FleetNode>(
+    '/api/v2/node',
+    { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search },
+    page,
+    { refetchInterval: LIVE_MS },
+  );
+
+  useEffect(() => {
+    if (typed === search) return;
+    const timer = setTimeout(
+      () => replaceParams(route, { search: typed, page: undefined }),
+      SEARCH_SETTLE_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [typed, search, route]);
+
+  useEffect(() => {
+    if (
+      nodes.isSuccess &&
+      !nodes.isPlaceholderData &&
+      !performance.getEntriesByName('fleet-first-page').length
+    ) {
+      performance.mark('fleet-first-page');
+    }
+  }, [nodes.isSuccess, nodes.isPlaceholderData]);
+
+  return (
+    <>
+      <PageHeader title="Fleet">{canWrite ? <RegisterNode /> : null}</PageHeader>
+      <StateCounts />
+      <div className="filters" role="search">
+        <label>
+          <span>Search</span>
+          <input
+            type="search"
+            value={typed}
+            placeholder="Name or serial"
+            onChange={(event) => setTyped(event.target.value)}
+          />
+        </label>
+        <label>
+          <span>State</span>
+          <select
+            value={state}
+            onChange={(event) => replaceParams(route, { state: event.target.value, page: undefined })}
+          >
+            <option value="">Any</option>
+            {STATES.map((value) => (
+              <option key={value} value={value}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Organization</span>
+          <select
+            value={org}
+            onChange={(event) => replaceParams(route, { org: event.target.value, page: undefined })}
+          >
+            <option value="">All I can see</option>
+            {orgs.data?.results.map((item) => (
+              <option key={item.id} value={item.id}>
+                {item.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <Loaded query={nodes} what="the fleet">
+        {(data) =>
+          data.total_count === 0 ? (
+            <Empty>
+              {state || org || search ? (
+                <p>No node matches these filters.</p>
+              ) : (
+                <p>No nodes yet. Register one, then start its agent with the token it gets.</p>
+              )}
+            </Empty>
+          ) : (
+            <>
+              <Table caption="Nodes" columns={columns} rows={data.results} />
+              <Pager
+                page={page}
+                size={PAGE_SIZE}
+                total={data.total_count}
+                onPage={(next) => replaceParams(route, { page: next === 0 ? undefined : next })}
+              />
+            </>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
