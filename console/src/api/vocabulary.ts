@@ -40,3 +40,10 @@ export const suppressible = (type: AlertType) => extraScope(type) !== undefined;
 
 export const conditionLabel = (type: AlertType, condition: string) =>
   type === 'CERT_EXPIRY' || type === 'HEADLESS_EXPIRY' ? `${condition} % used` : condition;
+
+/** The types as filter options: `[type, label]`. */
+export const ALERT_TYPE_OPTIONS = ALERT_TYPE_NAMES.map((name) => [name, ALERT_TYPES[name].label] as const);
+
+/** A type's label, or the type itself if the console does not know it. */
+export const labelOfType = (type: string): string =>
+  (ALERT_TYPES as Record<string, { label: string } | undefined>)[type]?.label ?? type;

@@ -11,6 +11,7 @@ import {
   type AlertType,
 } from '../api/vocabulary';
 import { Field, FormError, formValues } from '../ui/forms';
+import { OrgOptions } from '../ui/orgs';
 
 const FIELDS = [
   'name',
@@ -122,11 +123,7 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
             required
             key={orgs.data === undefined ? 'loading' : 'loaded'}
           >
-            {orgs.data?.results.map((org) => (
-              <option key={org.id} value={org.id}>
-                {org.name}
-              </option>
-            ))}
+            <OrgOptions />
           </select>
         )}
       </Field>

@@ -1,20 +1,17 @@
-import { usePage, PAGE_SIZE } from '../api/hooks';
+import { usePage } from '../api/hooks';
 import type { FleetEvent } from '../api/types';
-import { ALERT_TYPE_NAMES, ALERT_TYPES } from '../api/vocabulary';
+import { ALERT_TYPE_OPTIONS, labelOfType } from '../api/vocabulary';
 import { PageHeader } from '../layout';
-import { replaceParams, useRoute } from '../router';
 import { Badge } from '../ui/badge';
-import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import { Filters, isoOf, SelectFilter, TimeFilter, useFilter } from '../ui/filters';
+import { PagedList, usePageParam } from '../ui/list';
+import type { Column } from '../ui/table';
 import { When } from '../ui/time';
 import { LIVE_MS } from './fleet';
 
 const columns: Column<FleetEvent>[] = [
   { header: 'When', cell: (event) => <When at={event.occurred_at} /> },
-  {
-    header: 'Type',
-    cell: (event) => ALERT_TYPES[event.type as keyof typeof ALERT_TYPES]?.label ?? event.type,
-  },
+  { header: 'Type', cell: (event) => labelOfType(event.type), secondary: true },
   { header: 'Node', cell: (event) => <a href={`#/nodes/${event.node.id}`}>{event.node.name}</a> },
   {
     header: 'Resource',
@@ -33,78 +30,34 @@ const columns: Column<FleetEvent>[] = [
   { header: 'Organization', cell: (event) => event.organization.name, secondary: true },
 ];
 
-/** A `datetime-local` value as the API's ISO time. */
-export const isoOf = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
-
 export function EventsPage() {
-  const route = useRoute();
-  const page = Number(route.params.get('page') ?? 0);
-  const type = route.params.get('type') ?? '';
-  const from = route.params.get('from') ?? '';
-  const until = route.params.get('until') ?? '';
+  const [page] = usePageParam();
+  const [type] = useFilter('type');
+  const [from] = useFilter('from');
+  const [until] = useFilter('until');
   const events = usePage<FleetEvent>(
     '/api/v2/event',
     { type, start_date: isoOf(from), end_date: isoOf(until) },
     page,
     { refetchInterval: LIVE_MS },
   );
+  const filtered = type !== '' || from !== '' || until !== '';
   return (
     <>
       <PageHeader title="Events" />
-      <div className="filters" role="search">
-        <label>
-          <span>Type</span>
-          <select
-            value={type}
-            onChange={(event) => replaceParams(route, { type: event.target.value, page: undefined })}
-          >
-            <option value="">Any</option>
-            {ALERT_TYPE_NAMES.map((name) => (
-              <option key={name} value={name}>
-                {ALERT_TYPES[name].label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>From</span>
-          <input
-            type="datetime-local"
-            value={from}
-            onChange={(event) => replaceParams(route, { from: event.target.value, page: undefined })}
-          />
-        </label>
-        <label>
-          <span>Until</span>
-          <input
-            type="datetime-local"
-            value={until}
-            onChange={(event) => replaceParams(route, { until: event.target.value, page: undefined })}
-          />
-        </label>
-      </div>
-      <Loaded query={events} what="events">
-        {(data) =>
-          data.total_count === 0 ? (
-            <Empty>
-              <p>
-                No events
-                {type || from || until ? ' match these filters' : ' yet: they appear as nodes report'}.
-              </p>
-            </Empty>
-          ) : (
-            <>
-              <Table caption="Events" columns={columns} rows={data.results} />
-              <Pager
-                page={page}
-                size={PAGE_SIZE}
-                total={data.total_count}
-                onPage={(next) => replaceParams(route, { page: next || undefined })}
-              />
-            </>
-          )
+      <Filters>
+        <SelectFilter label="Type" param="type" options={ALERT_TYPE_OPTIONS} />
+        <TimeFilter label="From" param="from" />
+        <TimeFilter label="Until" param="until" />
+      </Filters>
+      <PagedList
+        query={events}
+        what="events"
+        columns={columns}
+        empty={
+          <p>{filtered ? 'No events match these filters.' : 'No events yet: they appear as nodes report.'}</p>
         }
-      </Loaded>
+      />
     </>
   );
 }

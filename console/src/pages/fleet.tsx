@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'react';
-import { usePage, useOrgs, PAGE_SIZE } from '../api/hooks';
+import { usePage } from '../api/hooks';
 import type { FleetNode, NodeState } from '../api/types';
 import { PageHeader } from '../layout';
 import { href, replaceParams, useRoute } from '../router';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
-import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import { Filters, SelectFilter, useFilter } from '../ui/filters';
+import { PagedList, usePageParam } from '../ui/list';
+import { OrgOptions } from '../ui/orgs';
+import type { Column } from '../ui/table';
 import { When } from '../ui/time';
 import { RegisterNode } from './node-forms';
 
@@ -69,12 +71,11 @@ const SEARCH_SETTLE_MS = 250;
 export function FleetPage() {
   const route = useRoute();
   const { canWrite } = useSession();
-  const page = Number(route.params.get('page') ?? 0);
-  const state = route.params.get('state') ?? '';
-  const org = route.params.get('org') ?? '';
-  const search = route.params.get('search') ?? '';
+  const [page] = usePageParam();
+  const [state] = useFilter('state');
+  const [org, setOrg] = useFilter('org');
+  const [search] = useFilter('search');
   const [typed, setTyped] = useState(search);
-  const orgs = useOrgs();
   const nodes = usePage<FleetNode>(
     '/api/v2/node',
     { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search },
@@ -105,7 +106,7 @@ export function FleetPage() {
     <>
       <PageHeader title="Fleet">{canWrite ? <RegisterNode /> : null}</PageHeader>
       <StateCounts />
-      <div className="filters" role="search">
+      <Filters>
         <label>
           <span>Search</span>
           <input
@@ -115,58 +116,27 @@ export function FleetPage() {
             onChange={(event) => setTyped(event.target.value)}
           />
         </label>
-        <label>
-          <span>State</span>
-          <select
-            value={state}
-            onChange={(event) => replaceParams(route, { state: event.target.value, page: undefined })}
-          >
-            <option value="">Any</option>
-            {STATES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectFilter label="State" param="state" options={STATES} />
         <label>
           <span>Organization</span>
-          <select
-            value={org}
-            onChange={(event) => replaceParams(route, { org: event.target.value, page: undefined })}
-          >
+          <select value={org} onChange={(event) => setOrg(event.target.value)}>
             <option value="">All I can see</option>
-            {orgs.data?.results.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.name}
-              </option>
-            ))}
+            <OrgOptions />
           </select>
         </label>
-      </div>
-      <Loaded query={nodes} what="the fleet">
-        {(data) =>
-          data.total_count === 0 ? (
-            <Empty>
-              {state || org || search ? (
-                <p>No node matches these filters.</p>
-              ) : (
-                <p>No nodes yet. Register one, then start its agent with the token it gets.</p>
-              )}
-            </Empty>
-          ) : (
-            <>
-              <Table caption="Nodes" columns={columns} rows={data.results} />
-              <Pager
-                page={page}
-                size={PAGE_SIZE}
-                total={data.total_count}
-                onPage={(next) => replaceParams(route, { page: next === 0 ? undefined : next })}
-              />
-            </>
-          )
+      </Filters>
+      <PagedList
+        query={nodes}
+        what="nodes"
+        columns={columns}
+        empty={
+          <p>
+            {state || org || search
+              ? 'No node matches these filters.'
+              : 'No nodes yet. Register one, then start its agent with the token it gets.'}
+          </p>
         }
-      </Loaded>
+      />
     </>
   );
 }

@@ -1,14 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import { PAGE_SIZE, useChange, usePage } from '../api/hooks';
+import { useChange, usePage } from '../api/hooks';
 import type { ApiKey } from '../api/types';
 import { PageHeader } from '../layout';
-import { replaceParams, useRoute } from '../router';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
 import { ShownOnce } from '../ui/secret';
-import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import { PagedList, usePageParam } from '../ui/list';
+import type { Column } from '../ui/table';
 import { When } from '../ui/time';
 
 function CreateKey() {
@@ -78,8 +77,7 @@ function RevokeKey({ apiKey }: { apiKey: ApiKey }) {
 }
 
 export function KeysPage() {
-  const route = useRoute();
-  const page = Number(route.params.get('page') ?? 0);
+  const [page] = usePageParam();
   const keys = usePage<ApiKey>('/api/v2/apikey', {}, page);
   const columns: Column<ApiKey>[] = [
     { header: 'Name', cell: (key) => key.name },
@@ -93,25 +91,7 @@ export function KeysPage() {
         <CreateKey />
       </PageHeader>
       <p className="lede">Your own keys. Revoking the one this console signed in with signs you out.</p>
-      <Loaded query={keys} what="keys">
-        {(data) =>
-          data.total_count === 0 ? (
-            <Empty>
-              <p>No keys.</p>
-            </Empty>
-          ) : (
-            <>
-              <Table caption="API keys" columns={columns} rows={data.results} />
-              <Pager
-                page={page}
-                size={PAGE_SIZE}
-                total={data.total_count}
-                onPage={(next) => replaceParams(route, { page: next || undefined })}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedList query={keys} what="API keys" columns={columns} empty={<p>No keys.</p>} />
     </>
   );
 }

@@ -1,17 +1,18 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import { useChange, useOrgs } from '../api/hooks';
+import { useChange } from '../api/hooks';
 import type { FleetNode } from '../api/types';
 import { navigate } from '../router';
+import { ConfirmAction } from '../ui/confirm';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
+import { OrgOptions } from '../ui/orgs';
 import { ShownOnce } from '../ui/secret';
 
 /** Register a node: its token is shown once, with a copy button. */
 export function RegisterNode() {
   const [open, setOpen] = useState(false);
   const [created, setCreated] = useState<FleetNode>();
-  const orgs = useOrgs();
   const register = useChange(
     (body: Record<string, unknown>) => api<FleetNode>('POST', '/api/v1/node', body),
     ['/api/v2/node'],
@@ -54,11 +55,7 @@ export function RegisterNode() {
               {(props) => (
                 <select {...props} name="org">
                   <option value="">My organization</option>
-                  {orgs.data?.results.map((org) => (
-                    <option key={org.id} value={org.id}>
-                      {org.name}
-                    </option>
-                  ))}
+                  <OrgOptions />
                 </select>
               )}
             </Field>
@@ -193,39 +190,24 @@ export function NewToken({ node }: { node: FleetNode }) {
 }
 
 export function DeleteNode({ node }: { node: FleetNode }) {
-  const [open, setOpen] = useState(false);
-  const [force, setForce] = useState(false);
   const remove = useChange(
-    () => api('DELETE', `/api/v1/node/${node.id}${force ? '?force=true' : ''}`),
+    (force: boolean) => api('DELETE', `/api/v1/node/${node.id}${force ? '?force=true' : ''}`),
     ['/api/v2/node'],
     () => navigate('/fleet'),
   );
   return (
-    <>
-      <button type="button" className="danger" onClick={() => setOpen(true)}>
-        Delete
-      </button>
-      <Dialog title={`Delete ${node.name}`} open={open} onClose={() => setOpen(false)}>
-        <p>
-          The node, its tunnels, services and events are removed. Its agent's reports are refused from then
-          on.
-        </p>
-        <label className="check">
-          <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} />
-          Also remove the alerts scoped to this node, its tunnels or services
-        </label>
-        <FormError error={remove.error} />
-        <div className="form-actions">
-          <button
-            type="button"
-            className="danger"
-            onClick={() => remove.mutate(undefined)}
-            disabled={remove.isPending}
-          >
-            Delete the node
-          </button>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmAction
+      label="Delete"
+      title={`Delete ${node.name}`}
+      confirm="Delete the node"
+      forceLabel="Also remove the alerts scoped to this node, its tunnels or services"
+      run={(force) => remove.mutate(force)}
+      pending={remove.isPending}
+      error={remove.error}
+    >
+      <p>
+        The node, its tunnels, services and events are removed. Its agent's reports are refused from then on.
+      </p>
+    </ConfirmAction>
   );
 }

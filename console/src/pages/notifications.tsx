@@ -1,16 +1,18 @@
-import { useOne, usePage, PAGE_SIZE } from '../api/hooks';
-import type { Notification, NotificationStatus } from '../api/types';
-import { ALERT_TYPE_NAMES, ALERT_TYPES } from '../api/vocabulary';
+import { useOne, usePage } from '../api/hooks';
+import type { Attempt, Notification } from '../api/types';
+import { ALERT_TYPE_OPTIONS } from '../api/vocabulary';
 import { PageHeader } from '../layout';
-import { replaceParams, useRoute } from '../router';
 import { Badge } from '../ui/badge';
+import { Filters, isoOf, SelectFilter, TimeFilter, useFilter } from '../ui/filters';
+import { PagedList, usePageParam } from '../ui/list';
 import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import type { Column } from '../ui/table';
 import { exactTime, When } from '../ui/time';
-import { isoOf } from './events';
 import { LIVE_MS } from './fleet';
 
-const STATUSES: NotificationStatus[] = ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'];
+const STATUSES = ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'];
+
+const reasonText = (reason: string | null) => reason?.replaceAll('_', ' ') ?? '';
 
 const columns: Column<Notification>[] = [
   { header: 'When', cell: (item) => <When at={item.created_at} /> },
@@ -18,15 +20,14 @@ const columns: Column<Notification>[] = [
   { header: 'What', cell: (item) => <a href={`#/notifications/${item.id}`}>{item.payload.message}</a> },
   { header: 'Alert', cell: (item) => item.alert.name, secondary: true },
   { header: 'Channel', cell: (item) => item.channel_type.toLowerCase(), secondary: true },
-  { header: 'Reason', cell: (item) => item.reason?.replaceAll('_', ' ') ?? '', secondary: true },
+  { header: 'Reason', cell: (item) => reasonText(item.reason), secondary: true },
 ];
 
 export function NotificationsPage() {
-  const route = useRoute();
-  const page = Number(route.params.get('page') ?? 0);
-  const status = route.params.get('status') ?? '';
-  const type = route.params.get('type') ?? '';
-  const from = route.params.get('from') ?? '';
+  const [page] = usePageParam();
+  const [status] = useFilter('status');
+  const [type] = useFilter('type');
+  const [from] = useFilter('from');
   const list = usePage<Notification>(
     '/api/v2/notification',
     { status, type, start_date: isoOf(from) },
@@ -35,69 +36,27 @@ export function NotificationsPage() {
       refetchInterval: LIVE_MS,
     },
   );
+  const filtered = status !== '' || type !== '' || from !== '';
   return (
     <>
       <PageHeader title="Notifications" />
-      <div className="filters" role="search">
-        <label>
-          <span>Status</span>
-          <select
-            value={status}
-            onChange={(event) => replaceParams(route, { status: event.target.value, page: undefined })}
-          >
-            <option value="">Any</option>
-            {STATUSES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>Type</span>
-          <select
-            value={type}
-            onChange={(event) => replaceParams(route, { type: event.target.value, page: undefined })}
-          >
-            <option value="">Any</option>
-            {ALERT_TYPE_NAMES.map((name) => (
-              <option key={name} value={name}>
-                {ALERT_TYPES[name].label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>Since</span>
-          <input
-            type="datetime-local"
-            value={from}
-            onChange={(event) => replaceParams(route, { from: event.target.value, page: undefined })}
-          />
-        </label>
-      </div>
-      <Loaded query={list} what="notifications">
-        {(data) =>
-          data.total_count === 0 ? (
-            <Empty>
-              <p>
-                No notifications
-                {status || type || from ? ' match these filters' : ' yet: they appear when an alert fires'}.
-              </p>
-            </Empty>
-          ) : (
-            <>
-              <Table caption="Notifications" columns={columns} rows={data.results} />
-              <Pager
-                page={page}
-                size={PAGE_SIZE}
-                total={data.total_count}
-                onPage={(next) => replaceParams(route, { page: next || undefined })}
-              />
-            </>
-          )
+      <Filters>
+        <SelectFilter label="Status" param="status" options={STATUSES} />
+        <SelectFilter label="Type" param="type" options={ALERT_TYPE_OPTIONS} />
+        <TimeFilter label="Since" param="from" />
+      </Filters>
+      <PagedList
+        query={list}
+        what="notifications"
+        columns={columns}
+        empty={
+          <p>
+            {filtered
+              ? 'No notifications match these filters.'
+              : 'No notifications yet: they appear when an alert fires.'}
+          </p>
         }
-      </Loaded>
+      />
     </>
   );
 }
@@ -117,7 +76,7 @@ export function NotificationPage({ id }: { id: string }) {
               <dt>Status</dt>
               <dd>
                 <Badge state={data.status} />{' '}
-                {data.reason ? <span className="muted">({data.reason.replaceAll('_', ' ')})</span> : null}
+                {data.reason ? <span className="muted">({reasonText(data.reason)})</span> : null}
               </dd>
             </div>
             <div>
@@ -171,11 +130,7 @@ export function NotificationPage({ id }: { id: string }) {
   );
 }
 
-export function Attempts({
-  attempts,
-}: {
-  attempts: NonNullable<Notification['deliveries']>[number]['attempts'];
-}) {
+export function Attempts({ attempts }: { attempts: Attempt[] }) {
   if (attempts.length === 0) return <p className="muted">No attempt yet.</p>;
   return (
     <ol className="attempts">

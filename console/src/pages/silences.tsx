@@ -1,23 +1,22 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import { PAGE_SIZE, useChange, useOrgs, usePage } from '../api/hooks';
+import { useChange, usePage } from '../api/hooks';
 import type { Silence } from '../api/types';
-import { ALERT_TYPE_NAMES, ALERT_TYPES } from '../api/vocabulary';
+import { ALERT_TYPE_OPTIONS, labelOfType } from '../api/vocabulary';
 import { PageHeader } from '../layout';
-import { replaceParams, useRoute } from '../router';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
-import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
+import { PagedList, usePageParam } from '../ui/list';
+import { OrgOptions } from '../ui/orgs';
+import type { Column } from '../ui/table';
 import { When } from '../ui/time';
-import { isoOf } from './events';
 
 const FIELDS = ['name', 'org_id', 'node_id', 'types', 'starts_at', 'ends_at', 'comment'];
 
 function CreateSilence({ onDone }: { onDone: () => void }) {
-  const orgs = useOrgs();
   const create = useChange(
     (body: Record<string, unknown>) => api<Silence>('POST', '/api/v1/silence', body),
     ['/api/v2/silence'],
@@ -46,11 +45,7 @@ function CreateSilence({ onDone }: { onDone: () => void }) {
       <Field label="Organization" error={create.error} fields={['org_id']}>
         {(props) => (
           <select {...props} name="org_id" required>
-            {orgs.data?.results.map((org) => (
-              <option key={org.id} value={org.id}>
-                {org.name}
-              </option>
-            ))}
+            <OrgOptions />
           </select>
         )}
       </Field>
@@ -64,10 +59,10 @@ function CreateSilence({ onDone }: { onDone: () => void }) {
       <fieldset>
         <legend>Only these types (none ticked: all)</legend>
         <div className="checks">
-          {ALERT_TYPE_NAMES.map((name) => (
+          {ALERT_TYPE_OPTIONS.map(([name, label]) => (
             <label key={name} className="check">
               <input type="checkbox" name="types" value={name} />
-              {ALERT_TYPES[name].label}
+              {label}
             </label>
           ))}
         </div>
@@ -107,11 +102,10 @@ function EndSilence({ silence }: { silence: Silence }) {
 }
 
 export function SilencesPage() {
-  const route = useRoute();
   const { canWrite } = useSession();
   const [creating, setCreating] = useState(false);
-  const page = Number(route.params.get('page') ?? 0);
-  const state = route.params.get('state') ?? '';
+  const [page] = usePageParam();
+  const [state] = useFilter('state');
   const silences = usePage<Silence>('/api/v2/silence', { state }, page);
   const columns: Column<Silence>[] = [
     { header: 'Name', cell: (silence) => silence.name },
@@ -121,7 +115,7 @@ export function SilencesPage() {
     {
       header: 'Covers',
       cell: (silence) =>
-        `${silence.node_id === null ? 'organization' : 'one node'}; ${silence.types === null || silence.types.length === 0 ? 'all types' : silence.types.map((type) => ALERT_TYPES[type as keyof typeof ALERT_TYPES]?.label ?? type).join(', ')}`,
+        `${silence.node_id === null ? 'organization' : 'one node'}; ${silence.types === null || silence.types.length === 0 ? 'all types' : silence.types.map(labelOfType).join(', ')}`,
       secondary: true,
     },
     { header: 'Actions', cell: (silence) => (canWrite ? <EndSilence silence={silence} /> : null) },
@@ -139,41 +133,15 @@ export function SilencesPage() {
         While a window is active, the notifications it covers are kept as suppressed, not sent. When it ends,
         each alert whose condition still holds sends once.
       </p>
-      <div className="filters" role="search">
-        <label>
-          <span>State</span>
-          <select
-            value={state}
-            onChange={(event) => replaceParams(route, { state: event.target.value, page: undefined })}
-          >
-            <option value="">Any</option>
-            {['upcoming', 'active', 'ended', 'cancelled'].map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <Loaded query={silences} what="maintenance windows">
-        {(data) =>
-          data.total_count === 0 ? (
-            <Empty>
-              <p>No maintenance windows{state ? ' in this state' : ''}.</p>
-            </Empty>
-          ) : (
-            <>
-              <Table caption="Maintenance windows" columns={columns} rows={data.results} />
-              <Pager
-                page={page}
-                size={PAGE_SIZE}
-                total={data.total_count}
-                onPage={(next) => replaceParams(route, { page: next || undefined })}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <Filters>
+        <SelectFilter label="State" param="state" options={['upcoming', 'active', 'ended', 'cancelled']} />
+      </Filters>
+      <PagedList
+        query={silences}
+        what="maintenance windows"
+        columns={columns}
+        empty={<p>No maintenance windows{state ? ' in this state' : ''}.</p>}
+      />
       <Dialog title="Plan a maintenance window" open={creating} onClose={() => setCreating(false)}>
         {creating ? <CreateSilence onDone={() => setCreating(false)} /> : null}
       </Dialog>

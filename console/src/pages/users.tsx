@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { api, type Page } from '../api/client';
-import { useChange, useOne, useOrgs } from '../api/hooks';
+import { useChange, useOne } from '../api/hooks';
 import type { Role } from '../api/types';
 import { PageHeader } from '../layout';
 import { useSession } from '../session';
 import { Field, FormError, formValues } from '../ui/forms';
+import { OrgOptions } from '../ui/orgs';
 import { ErrorNote } from '../ui/states';
 
 const FIELDS = ['name', 'email', 'password', 'roles', 'org_id'];
@@ -12,7 +13,6 @@ const FIELDS = ['name', 'email', 'password', 'roles', 'org_id'];
 export function UsersPage() {
   const { me, isAdmin } = useSession();
   const roles = useOne<Page<Role>>('/api/v2/role');
-  const orgs = useOrgs();
   const [added, setAdded] = useState<string>();
   const add = useChange(
     (body: Record<string, unknown>) => api<{ id: string; name: string }>('POST', '/api/v1/user', body),
@@ -88,11 +88,7 @@ export function UsersPage() {
             {(props) => (
               <select {...props} name="org_id">
                 <option value="">My organization</option>
-                {orgs.data?.results.map((org) => (
-                  <option key={org.id} value={org.id}>
-                    {org.name}
-                  </option>
-                ))}
+                <OrgOptions />
               </select>
             )}
           </Field>

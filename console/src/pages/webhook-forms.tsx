@@ -6,6 +6,7 @@ import { ALERT_TYPE_NAMES, ALERT_TYPES } from '../api/vocabulary';
 import { navigate } from '../router';
 import { Badge } from '../ui/badge';
 import { Dialog } from '../ui/dialog';
+import { ConfirmAction } from '../ui/confirm';
 import { Field, FormError, formValues } from '../ui/forms';
 import { ShownOnce } from '../ui/secret';
 
@@ -177,55 +178,39 @@ export function TestWebhook({ webhook }: { webhook: Webhook }) {
 }
 
 export function DeleteWebhook({ webhook }: { webhook: Webhook }) {
-  const [open, setOpen] = useState(false);
-  const [force, setForce] = useState(false);
-  const alerts = useOne<Page<Alert>>('/api/v2/mysubscriptions?size=100', { enabled: open });
+  const alerts = useOne<Page<Alert>>('/api/v2/mysubscriptions?size=100');
   const using = alerts.data?.results.filter((alert) => alert.channel?.id === webhook.id) ?? [];
   const remove = useChange(
-    () => api('DELETE', `/api/v1/webhook/${webhook.id}${force ? '?force=true' : ''}`),
+    (force: boolean) => api('DELETE', `/api/v1/webhook/${webhook.id}${force ? '?force=true' : ''}`),
     ['/api/v2/webhook', '/api/v2/mysubscriptions'],
-    () => {
-      setOpen(false);
-      navigate('/webhooks');
-    },
+    () => navigate('/webhooks'),
   );
   return (
-    <>
-      <button type="button" className="danger small" onClick={() => setOpen(true)}>
-        Delete
-      </button>
-      <Dialog title={`Delete ${webhook.name}`} open={open} onClose={() => setOpen(false)}>
-        {using.length === 0 ? (
-          <p>No alert of yours sends to this webhook.</p>
-        ) : (
-          <>
-            <p>
-              {using.length === 1 ? 'This alert sends' : `These ${using.length} alerts send`} to it; deleting
-              the webhook needs them removed too:
-            </p>
-            <ul>
-              {using.map((alert) => (
-                <li key={alert.id}>{alert.name}</li>
-              ))}
-            </ul>
-          </>
-        )}
-        <label className="check">
-          <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} />
-          Remove the alerts that use it as well
-        </label>
-        <FormError error={remove.error} />
-        <div className="form-actions">
-          <button
-            type="button"
-            className="danger"
-            onClick={() => remove.mutate(undefined)}
-            disabled={remove.isPending}
-          >
-            Delete the webhook
-          </button>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmAction
+      label="Delete"
+      small
+      title={`Delete ${webhook.name}`}
+      confirm="Delete the webhook"
+      forceLabel="Remove the alerts that use it as well"
+      run={(force) => remove.mutate(force)}
+      pending={remove.isPending}
+      error={remove.error}
+    >
+      {using.length === 0 ? (
+        <p>No alert of yours sends to this webhook.</p>
+      ) : (
+        <>
+          <p>
+            {using.length === 1 ? 'This alert sends' : `These ${using.length} alerts send`} to it; deleting
+            the webhook needs them removed too:
+          </p>
+          <ul>
+            {using.map((alert) => (
+              <li key={alert.id}>{alert.name}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </ConfirmAction>
   );
 }

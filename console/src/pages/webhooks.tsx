@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import { PAGE_SIZE, useChange, useOne, usePage } from '../api/hooks';
+import { useChange, useOne, usePage } from '../api/hooks';
 import type { Delivery, Webhook } from '../api/types';
 import { PageHeader } from '../layout';
 import { replaceParams, useRoute } from '../router';
@@ -8,10 +8,11 @@ import { useSession } from '../session';
 import { Badge } from '../ui/badge';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
+import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
+import { PagedList, usePageParam } from '../ui/list';
 import { Empty, Loaded } from '../ui/states';
-import { Pager, Table, type Column } from '../ui/table';
+import { Table, type Column } from '../ui/table';
 import { When } from '../ui/time';
-import { isoOf } from './events';
 import { LIVE_MS } from './fleet';
 import { Attempts } from './notifications';
 import { DeleteWebhook, TestWebhook, VerifyWebhook, WebhookForm } from './webhook-forms';
@@ -164,8 +165,8 @@ function Replay({ webhook }: { webhook: Webhook }) {
 export function WebhookPage({ id }: { id: string }) {
   const route = useRoute();
   const { canWrite } = useSession();
-  const page = Number(route.params.get('page') ?? 0);
-  const status = route.params.get('status') ?? '';
+  const [page] = usePageParam();
+  const [status] = useFilter('status');
   const open = route.params.get('delivery') ?? '';
   const webhook = useOne<Webhook>(`/api/v1/webhook/${id}`, { refetchInterval: LIVE_MS });
   const deliveries = usePage<Delivery>(`/api/v1/webhook/${id}/deliveries`, { status }, page, {
@@ -234,46 +235,21 @@ export function WebhookPage({ id }: { id: string }) {
           </dl>
           <section aria-labelledby="log-title">
             <h2 id="log-title">Delivery log</h2>
-            <div className="filters" role="search">
-              <label>
-                <span>Status</span>
-                <select
-                  value={status}
-                  onChange={(event) => replaceParams(route, { status: event.target.value, page: undefined })}
-                >
-                  <option value="">Any</option>
-                  {DELIVERY_STATUSES.map((value) => (
-                    <option key={value} value={value}>
-                      {value}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            </div>
-            <Loaded query={deliveries} what="deliveries">
-              {(log) =>
-                log.total_count === 0 ? (
-                  <Empty>
-                    <p>No deliveries{status ? ' with this status' : ' yet'}.</p>
-                  </Empty>
-                ) : (
-                  <>
-                    <Table caption="Deliveries" columns={columns} rows={log.results} />
-                    {log.results
-                      .filter((delivery) => delivery.id === open)
-                      .map((delivery) => (
-                        <DeliveryDetail key={delivery.id} webhookId={id} delivery={delivery} />
-                      ))}
-                    <Pager
-                      page={page}
-                      size={PAGE_SIZE}
-                      total={log.total_count}
-                      onPage={(next) => replaceParams(route, { page: next || undefined })}
-                    />
-                  </>
-                )
+            <Filters>
+              <SelectFilter label="Status" param="status" options={DELIVERY_STATUSES} />
+            </Filters>
+            <PagedList
+              query={deliveries}
+              what="deliveries"
+              columns={columns}
+              empty={<p>No deliveries{status ? ' with this status' : ' yet'}.</p>}
+            >
+              {(rows) =>
+                rows
+                  .filter((delivery) => delivery.id === open)
+                  .map((delivery) => <DeliveryDetail key={delivery.id} webhookId={id} delivery={delivery} />)
               }
-            </Loaded>
+            </PagedList>
           </section>
         </>
       )}
