@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { useRoute } from './router';
 import { useSession } from './session';
 
@@ -23,6 +23,12 @@ export function Layout({ children }: { children: ReactNode }) {
   const { me, isAdmin, signOut } = useSession();
   const route = useRoute();
   const active = sectionOf(route.path);
+  // On a narrow screen the sections scroll sideways: keep the current one in view.
+  useEffect(() => {
+    document
+      .querySelector('.sections [aria-current="page"]')
+      ?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [active]);
   return (
     <div className="shell">
       <header className="topbar">

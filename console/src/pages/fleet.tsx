@@ -48,7 +48,14 @@ function health(counts: Record<string, number>, good: string): string {
 
 const columns: Column<FleetNode>[] = [
   { header: 'State', cell: (node) => <Badge state={node.node_state} /> },
-  { header: 'Name', cell: (node) => <a href={`#/nodes/${node.id}`}>{node.name}</a> },
+  {
+    header: 'Name',
+    cell: (node) => (
+      <a className="name" href={`#/nodes/${node.id}`}>
+        {node.name}
+      </a>
+    ),
+  },
   { header: 'Organization', cell: (node) => node.organization.name, secondary: true },
   { header: 'Last seen', cell: (node) => <When at={node.last_seen_at} empty="never" /> },
   {
@@ -61,7 +68,7 @@ const columns: Column<FleetNode>[] = [
     cell: (node) => node.status.node.addresses.map((address) => address.address).join(', ') || '—',
     secondary: true,
   },
-  { header: 'Tunnels', cell: (node) => health(node.tunnels, 'CONNECTED') },
+  { header: 'Tunnels', cell: (node) => health(node.tunnels, 'CONNECTED'), secondary: true },
   { header: 'Services', cell: (node) => health(node.services, 'HEALTHY'), secondary: true },
 ];
 

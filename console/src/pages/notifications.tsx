@@ -136,11 +136,17 @@ export function Attempts({ attempts }: { attempts: Attempt[] }) {
     <ol className="attempts">
       {attempts.map((attempt, index) => (
         <li key={`${attempt.at}-${index}`}>
-          <When at={attempt.at} /> —{' '}
-          {attempt.status_code === null ? 'no answer' : `HTTP ${attempt.status_code}`}
-          {attempt.duration_ms === null ? '' : ` in ${attempt.duration_ms} ms`}
-          {attempt.error ? <span className="problem-inline"> {attempt.error}</span> : null}
-          {attempt.response ? <pre className="response">{attempt.response}</pre> : null}
+          <span>
+            <When at={attempt.at} /> —{' '}
+            {attempt.status_code === null ? 'no answer' : `HTTP ${attempt.status_code}`}
+            {attempt.duration_ms === null ? '' : ` in ${attempt.duration_ms} ms`}
+          </span>
+          {attempt.error ? <span className="problem-inline">{attempt.error}</span> : null}
+          {attempt.response ? (
+            <pre className="response" tabIndex={0}>
+              {attempt.response}
+            </pre>
+          ) : null}
         </li>
       ))}
     </ol>

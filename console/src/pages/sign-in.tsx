@@ -23,7 +23,7 @@ export function SignInPage() {
         <h1>Sign in</h1>
         <div className="segmented" role="group" aria-label="Sign in with">
           <button type="button" aria-pressed={mode === 'password'} onClick={() => setMode('password')}>
-            E-mail and password
+            Password
           </button>
           <button type="button" aria-pressed={mode === 'key'} onClick={() => setMode('key')}>
             API key

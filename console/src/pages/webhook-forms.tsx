@@ -89,21 +89,30 @@ interface Verification {
   message: string;
 }
 
-export function VerifyWebhook({ webhook }: { webhook: Webhook }) {
+/** Row actions are small; the same actions at the top of a webhook's page are not. */
+interface ActionProps {
+  webhook: Webhook;
+  small?: boolean;
+}
+
+/** Offered while the webhook is disabled (an enabled one is verified already; the API would answer 409). */
+export function VerifyWebhook({ webhook, small = true }: ActionProps) {
   const verify = useChange(
     () => api<Verification>('POST', `/api/v1/webhook/${webhook.id}/verify`),
     ['/api/v2/webhook', `/api/v1/webhook/${webhook.id}`],
   );
   return (
     <div className="inline-action">
-      <button
-        type="button"
-        className="small"
-        onClick={() => verify.mutate(undefined)}
-        disabled={verify.isPending}
-      >
-        {verify.isPending ? 'Verifying…' : 'Verify'}
-      </button>
+      {webhook.is_enabled ? null : (
+        <button
+          type="button"
+          className={small ? 'small' : undefined}
+          onClick={() => verify.mutate(undefined)}
+          disabled={verify.isPending}
+        >
+          {verify.isPending ? 'Verifying…' : 'Verify'}
+        </button>
+      )}
       {verify.data === undefined ? null : (
         <span role="status" className="result">
           <Badge state={verify.data.status} /> {verify.data.message}
@@ -120,7 +129,7 @@ interface TestAnswer {
   error?: string;
 }
 
-export function TestWebhook({ webhook }: { webhook: Webhook }) {
+export function TestWebhook({ webhook, small = true }: ActionProps) {
   const [open, setOpen] = useState(false);
   const test = useChange(
     (type: string) => api<TestAnswer>('POST', `/api/v1/webhook/${webhook.id}/test`, { alert_type: type }),
@@ -128,7 +137,7 @@ export function TestWebhook({ webhook }: { webhook: Webhook }) {
   );
   return (
     <>
-      <button type="button" className="small" onClick={() => setOpen(true)}>
+      <button type="button" className={small ? 'small' : undefined} onClick={() => setOpen(true)}>
         Test
       </button>
       <Dialog
@@ -169,7 +178,9 @@ export function TestWebhook({ webhook }: { webhook: Webhook }) {
               {test.data.status === 0 ? 'No answer' : `HTTP ${test.data.status}`}
               {test.data.error ? ` — ${test.data.error}` : ''}
             </p>
-            <pre className="response">{JSON.stringify(test.data.response, null, 2)}</pre>
+            <pre className="response" tabIndex={0}>
+              {JSON.stringify(test.data.response, null, 2)}
+            </pre>
           </div>
         )}
       </Dialog>
@@ -177,7 +188,7 @@ export function TestWebhook({ webhook }: { webhook: Webhook }) {
   );
 }
 
-export function DeleteWebhook({ webhook }: { webhook: Webhook }) {
+export function DeleteWebhook({ webhook, small = true }: ActionProps) {
   const alerts = useOne<Page<Alert>>('/api/v2/mysubscriptions?size=100');
   const using = alerts.data?.results.filter((alert) => alert.channel?.id === webhook.id) ?? [];
   const remove = useChange(
@@ -188,7 +199,7 @@ export function DeleteWebhook({ webhook }: { webhook: Webhook }) {
   return (
     <ConfirmAction
       label="Delete"
-      small
+      small={small}
       title={`Delete ${webhook.name}`}
       confirm="Delete the webhook"
       forceLabel="Remove the alerts that use it as well"

@@ -208,10 +208,10 @@ export function WebhookPage({ id }: { id: string }) {
           <PageHeader title={data.name}>
             {canWrite ? (
               <>
-                <VerifyWebhook webhook={data} />
-                <TestWebhook webhook={data} />
+                <VerifyWebhook webhook={data} small={false} />
+                <TestWebhook webhook={data} small={false} />
                 <Replay webhook={data} />
-                <DeleteWebhook webhook={data} />
+                <DeleteWebhook webhook={data} small={false} />
               </>
             ) : undefined}
           </PageHeader>
