@@ -110,7 +110,7 @@ export function NotificationPage({ id }: { id: string }) {
                   <p>
                     <Badge state={delivery.status} />{' '}
                     <a href={`#/webhooks/${delivery.webhook_id}?delivery=${delivery.id}`}>
-                      delivery {delivery.id}
+                      In the webhook's delivery log
                     </a>
                   </p>
                   <Attempts attempts={delivery.attempts} />

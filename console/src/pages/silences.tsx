@@ -12,7 +12,7 @@ import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
 import type { Column } from '../ui/table';
-import { When } from '../ui/time';
+import { At } from '../ui/time';
 
 const FIELDS = ['name', 'org_id', 'node_id', 'types', 'starts_at', 'ends_at', 'comment'];
 
@@ -110,8 +110,8 @@ export function SilencesPage() {
   const columns: Column<Silence>[] = [
     { header: 'Name', cell: (silence) => silence.name },
     { header: 'State', cell: (silence) => <Badge state={silence.state} /> },
-    { header: 'Starts', cell: (silence) => <When at={silence.starts_at} /> },
-    { header: 'Ends', cell: (silence) => <When at={silence.ends_at} /> },
+    { header: 'Starts', cell: (silence) => <At at={silence.starts_at} /> },
+    { header: 'Ends', cell: (silence) => <At at={silence.ends_at} /> },
     {
       header: 'Covers',
       cell: (silence) =>
