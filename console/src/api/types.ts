@@ -159,12 +159,6 @@ export interface Silence {
   state: 'upcoming' | 'active' | 'ended' | 'cancelled';
 }
 
-export interface Org {
-  id: string;
-  name: string;
-  parent_id: string | null;
-}
-
 export interface ApiKey {
   id: string;
   name: string;
