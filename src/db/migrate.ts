@@ -15,6 +15,7 @@ import * as topologySuppression from './migrations/0012_topology_suppression.js'
 import * as silences from './migrations/0013_silences.js';
 import * as emailDigests from './migrations/0014_email_digests.js';
 import * as pendingDeliveriesIndex from './migrations/0015_pending_deliveries_index.js';
+import * as jobsDueIndexById from './migrations/0016_jobs_due_index_by_id.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0013_silences': silences,
   '0014_email_digests': emailDigests,
   '0015_pending_deliveries_index': pendingDeliveriesIndex,
+  '0016_jobs_due_index_by_id': jobsDueIndexById,
 };
 
 export interface MigrationReport {
