@@ -47,38 +47,9 @@ export async function freePort(): Promise<number> {
 
 /** Starts `node <args>` and resolves once `readyPath` answers 200. */
 export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
-  const log = fs.openSync(options.logFile, 'w');
-  const child = spawn(process.execPath, options.args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['ignore', log, log],
-  });
-  fs.closeSync(log);
-  running.add(child);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  void exited.then(() => running.delete(child));
-
   const baseUrl = `http://127.0.0.1:${options.port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const result = await Promise.race([exited, sleep(5_000, 'timeout' as const, { ref: false })]);
-    if (result === 'timeout') child.kill('SIGKILL');
-    await exited;
-  };
-
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
-  let stopped = false;
-  void exited.then(() => (stopped = true));
-  while (Date.now() < deadline && !stopped) {
-    if (await answers200(baseUrl + options.readyPath)) {
-      if (child.pid === undefined) break;
-      return { pid: child.pid, baseUrl, logFile: options.logFile, stop };
-    }
-    await sleep(100);
-  }
-  await stop();
-  throw new Error(`${options.args.join(' ')} did not become ready; its log:\n${tail(options.logFile)}`);
+  const started = await startLogged(options, 5_000, () => answers200(baseUrl + options.readyPath));
+  return { ...started, baseUrl };
 }
 
 export interface ChildProcessOptions {
@@ -95,6 +66,20 @@ export interface ChildProcessOptions {
 
 /** Starts `node <args>` that listens on no port (a worker) and resolves once its log shows `readyText`. */
 export async function startChildProcess(options: ChildProcessOptions): Promise<Omit<ChildServer, 'baseUrl'>> {
+  return startLogged(options, options.stopGraceMs ?? 10_000, () =>
+    fs.readFileSync(options.logFile, 'utf8').includes(options.readyText),
+  );
+}
+
+/**
+ * Starts `node <args>` with its output in `logFile`, kept in `running` until it exits, and polls `ready`
+ * until it says yes; a child that exits first or is not ready in time is stopped, and its log's end shown.
+ */
+async function startLogged(
+  options: { args: string[]; cwd: string; env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number },
+  stopGraceMs: number,
+  ready: () => boolean | Promise<boolean>,
+): Promise<Omit<ChildServer, 'baseUrl'>> {
   const log = fs.openSync(options.logFile, 'w');
   const child = spawn(process.execPath, options.args, {
     cwd: options.cwd,
@@ -102,15 +87,14 @@ export async function startChildProcess(options: ChildProcessOptions): Promise<O
     stdio: ['ignore', log, log],
   });
   fs.closeSync(log);
-  const { stop } = trackChild(child, running, options.stopGraceMs ?? 10_000);
+  const { stop } = trackChild(child, running, stopGraceMs);
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
-    if (child.pid !== undefined && fs.readFileSync(options.logFile, 'utf8').includes(options.readyText))
-      return { pid: child.pid, logFile: options.logFile, stop };
+    if (child.pid !== undefined && (await ready())) return { pid: child.pid, logFile: options.logFile, stop };
     await sleep(100);
   }
   await stop();
-  throw new Error(`${options.args.join(' ')} did not start; its log:\n${tail(options.logFile)}`);
+  throw new Error(`${options.args.join(' ')} did not become ready; its log:\n${tail(options.logFile)}`);
 }
 
 async function answers200(url: string): Promise<boolean> {

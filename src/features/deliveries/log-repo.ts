@@ -45,11 +45,15 @@ export async function findDelivery(
     .executeTakeFirst();
 }
 
-export async function attemptsOf(db: Executor, deliveryId: string) {
+export type DeliveryAttemptRow = Awaited<ReturnType<typeof attemptsOf>>[number];
+
+/** Every request made for these deliveries, oldest first. */
+export async function attemptsOf(db: Executor, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return [];
   return db
     .selectFrom('delivery_attempts')
     .selectAll()
-    .where('delivery_id', '=', deliveryId)
+    .where('delivery_id', 'in', deliveryIds)
     .orderBy('at')
     .orderBy('id')
     .execute();

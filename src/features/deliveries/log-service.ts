@@ -4,12 +4,10 @@ import type { DeliveryStatus } from '../../db/types.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
-import { isoUtc } from '../../lib/clock.js';
+import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import { loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
 import * as log from './log-repo.js';
 import { requeueDeliveries } from './start.js';
-
-const isoOrNull = (time: number | null) => (time === null ? null : isoUtc(time));
 
 function present(row: log.DeliveryLogRow) {
   return {
@@ -19,12 +17,12 @@ function present(row: log.DeliveryLogRow) {
     type: row.type,
     status: row.status,
     attempts: row.attempts,
-    last_attempt_at: isoOrNull(row.last_attempt_at),
-    next_attempt_at: isoOrNull(row.next_attempt_at),
+    last_attempt_at: isoUtcOrNull(row.last_attempt_at),
+    next_attempt_at: isoUtcOrNull(row.next_attempt_at),
     last_status_code: row.last_status_code,
     last_error: row.last_error,
     created_at: isoUtc(row.created_at),
-    delivered_at: isoOrNull(row.delivered_at),
+    delivered_at: isoUtcOrNull(row.delivered_at),
   };
 }
 
@@ -69,17 +67,19 @@ async function loadDelivery(ctx: ServiceContext, webhookId: string, deliveryId: 
 export async function getWebhookDelivery(ctx: ServiceContext, webhookId: string, deliveryId: string) {
   await loadOwnWebhook(ctx, webhookId);
   const row = await loadDelivery(ctx, webhookId, deliveryId);
-  const attempts = await log.attemptsOf(ctx.db, deliveryId);
+  const attempts = await log.attemptsOf(ctx.db, [deliveryId]);
+  return { ...present(row), attempt_log: attempts.map(presentAttempt) };
+}
+
+/** One request made for a delivery, as the delivery log and a notification's detail show it. */
+export function presentAttempt(attempt: log.DeliveryAttemptRow) {
   return {
-    ...present(row),
-    attempt_log: attempts.map((attempt) => ({
-      at: isoUtc(attempt.at),
-      duration_ms: attempt.duration_ms,
-      status_code: attempt.status_code,
-      failure: attempt.failure,
-      error: attempt.error,
-      response: attempt.response,
-    })),
+    at: isoUtc(attempt.at),
+    duration_ms: attempt.duration_ms,
+    status_code: attempt.status_code,
+    failure: attempt.failure,
+    error: attempt.error,
+    response: attempt.response,
   };
 }
 

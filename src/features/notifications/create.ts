@@ -8,21 +8,20 @@ import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
-import { insertNotification, type EventRow, type WatchingAlert } from './repo.js';
+import {
+  insertNotification,
+  nodeName,
+  setHeldBackStatus,
+  type EventRow,
+  type WatchingAlert,
+} from './repo.js';
 
 /** Node names the caller already knows (by id), so the notification does not read them again. */
 export type KnownNodes = ReadonlyMap<string, string>;
 
 async function nodeNameOf(trx: Executor, event: EventRow, known: KnownNodes | undefined): Promise<string> {
   if (event.resource_kind === 'node') return event.resource_name;
-  const name = known?.get(event.node_id);
-  if (name !== undefined) return name;
-  const node = await trx
-    .selectFrom('nodes')
-    .select('name')
-    .where('id', '=', event.node_id)
-    .executeTakeFirst();
-  return node?.name ?? '';
+  return known?.get(event.node_id) ?? nodeName(trx, event.node_id);
 }
 
 async function factsOf(
@@ -156,25 +155,11 @@ export async function sendHeldBack(
   const now = ctx.clock.now();
   const webhook = webhookOf(alert);
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
-  await trx
-    .updateTable('notifications')
-    .set(
-      suppressed === undefined
-        ? { status: sendingStatus(webhook), reason: null }
-        : {
-            status: 'suppressed',
-            reason: suppressed.reason,
-            // A later window takes it over; otherwise the record of the window it waited in stays.
-            ...(suppressed.silenceId === null ? {} : { silence_id: suppressed.silenceId }),
-          },
-    )
-    .where('id', '=', notification.id)
-    .execute();
-  ctx.alertMetrics.notificationsEntered(
-    trx,
-    suppressed === undefined ? sendingStatus(webhook) : 'suppressed',
-    suppressed?.reason ?? null,
-  );
+  const status = suppressed === undefined ? sendingStatus(webhook) : 'suppressed';
+  const reason = suppressed?.reason ?? null;
+  // A later window takes it over; otherwise the record of the window it waited in stays.
+  await setHeldBackStatus(trx, notification.id, status, reason, suppressed?.silenceId ?? null);
+  ctx.alertMetrics.notificationsEntered(trx, status, reason);
   if (suppressed !== undefined) return false;
   await dispatch(ctx, trx, notification, webhook, now);
   return true;

@@ -5,6 +5,7 @@ import type { Executor } from '../../db/types.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
 import type { NotificationPayload } from '../../notifications/payload.js';
+import * as emails from './email-repo.js';
 import { digestEmail, notificationEmail } from './email.js';
 
 /** E-mails a user gets one by one in a minute; the rest of that minute's go out in one digest. */
@@ -21,38 +22,15 @@ interface Emailed {
   payload: string;
 }
 
-/** The user's notifications made since `from` that went out by e-mail on their own. */
-async function sentAloneSince(db: Executor, userId: string, from: number): Promise<number> {
-  const row = await db
-    .selectFrom('notifications')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('user_id', '=', userId)
-    .where('created_at', '>=', from)
-    .where('email_id', 'is not', null)
-    .where('digest_id', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** The digest of the user's minute, made (with the job that sends it at the minute's end) if need be. */
 async function digestOf(ctx: AppContext, trx: Executor, userId: string, windowStart: number) {
-  await trx
-    .insertInto('email_digests')
-    .values({
-      id: newId(ctx.clock.now()),
-      user_id: userId,
-      window_start: windowStart,
-      email_id: null,
-      created_at: ctx.clock.now(),
-    })
-    .onConflict((oc) => oc.columns(['user_id', 'window_start']).doNothing())
-    .execute();
-  const digest = await trx
-    .selectFrom('email_digests')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('window_start', '=', windowStart)
-    .executeTakeFirstOrThrow();
+  const now = ctx.clock.now();
+  const digest = await emails.digestOfMinute(trx, {
+    id: newId(now),
+    user_id: userId,
+    window_start: windowStart,
+    created_at: now,
+  });
   await ctx.jobs.enqueue(trx, EMAIL_DIGEST, { digestId: digest.id } satisfies EmailDigestJob, {
     key: digest.id,
     runAt: windowStart + MINUTE_MS,
@@ -69,34 +47,20 @@ export async function sendByEmail(ctx: AppContext, trx: Executor, notification: 
   const now = ctx.clock.now();
   const windowStart = Math.floor(now / MINUTE_MS) * MINUTE_MS;
   // One user's e-mails are counted one transaction at a time (SQLite has one writer anyway).
-  if (isPostgres(trx)) {
-    await trx.selectFrom('users').select('id').where('id', '=', notification.user_id).forUpdate().execute();
-  }
-  if ((await sentAloneSince(trx, notification.user_id, windowStart)) >= EMAILS_ALONE_PER_MINUTE) {
+  if (isPostgres(trx)) await emails.lockUserForEmail(trx, notification.user_id);
+  if ((await emails.sentAloneSince(trx, notification.user_id, windowStart)) >= EMAILS_ALONE_PER_MINUTE) {
     const digest = await digestOf(ctx, trx, notification.user_id, windowStart);
     // A digest already written (a notification made at the very end of its minute) takes no more.
     if (digest.email_id === null) {
-      await trx
-        .updateTable('notifications')
-        .set({ digest_id: digest.id })
-        .where('id', '=', notification.id)
-        .execute();
+      await emails.putInDigest(trx, notification.id, digest.id);
       return;
     }
   }
-  const owner = await trx
-    .selectFrom('users')
-    .select('email')
-    .where('id', '=', notification.user_id)
-    .executeTakeFirstOrThrow();
+  const owner = await emails.ownerEmail(trx, notification.user_id);
   const link = `${ctx.config.publicUrl}/api/v1/notification/${notification.id}`;
   const payload = JSON.parse(notification.payload) as NotificationPayload;
-  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner.email, payload, link));
-  await trx
-    .updateTable('notifications')
-    .set({ email_id: emailId })
-    .where('id', '=', notification.id)
-    .execute();
+  const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner, payload, link));
+  await emails.setNotificationEmail(trx, notification.id, emailId);
 }
 
 /** At the end of a user's minute: one e-mail for every notification its digest took, which all name it. */
@@ -106,43 +70,20 @@ export function emailDigestJob(ctx: AppContext): JobHandler<EmailDigestJob> {
     concurrency: 2,
     async handle({ digestId }) {
       await transaction(ctx.db, async (trx) => {
-        const digest = await trx
-          .selectFrom('email_digests')
-          .selectAll()
-          .where('id', '=', digestId)
-          .executeTakeFirst();
+        const digest = await emails.findDigest(trx, digestId);
         if (digest === undefined || digest.email_id !== null) return;
-        const taken = await trx
-          .selectFrom('notifications')
-          .select(['id', 'payload'])
-          .where('digest_id', '=', digestId)
-          .orderBy('created_at')
-          .orderBy('id')
-          .execute();
-        const owner = await trx
-          .selectFrom('users')
-          .select('email')
-          .where('id', '=', digest.user_id)
-          .executeTakeFirstOrThrow();
+        const taken = await emails.takenByDigest(trx, digestId);
+        const owner = await emails.ownerEmail(trx, digest.user_id);
         const payloads = taken.map((row) => JSON.parse(row.payload) as NotificationPayload);
         const emailId = await ctx.mailer.enqueue(
           trx,
-          digestEmail(owner.email, payloads, {
+          digestEmail(owner, payloads, {
             from: digest.window_start,
             to: digest.window_start + MINUTE_MS,
             publicUrl: ctx.config.publicUrl,
           }),
         );
-        await trx
-          .updateTable('email_digests')
-          .set({ email_id: emailId })
-          .where('id', '=', digestId)
-          .execute();
-        await trx
-          .updateTable('notifications')
-          .set({ email_id: emailId })
-          .where('digest_id', '=', digestId)
-          .execute();
+        await emails.setDigestEmail(trx, digestId, emailId);
       });
     },
   };

@@ -1,6 +1,7 @@
 import { paginate } from '../../db/paginate.js';
 import type { AlertsTable, Executor, FleetEventsTable, NotificationsTable } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
+import { attemptsOf } from '../deliveries/log-repo.js';
 import { subtreeIds } from '../orgs/repo.js';
 
 export type EventRow = FleetEventsTable;
@@ -139,20 +140,10 @@ export async function deliveriesOf(db: Executor, notificationId: string) {
     .where('notification_id', '=', notificationId)
     .orderBy('created_at')
     .execute();
-  const attempts =
-    deliveries.length === 0
-      ? []
-      : await db
-          .selectFrom('delivery_attempts')
-          .selectAll()
-          .where(
-            'delivery_id',
-            'in',
-            deliveries.map((delivery) => delivery.id),
-          )
-          .orderBy('at')
-          .orderBy('id')
-          .execute();
+  const attempts = await attemptsOf(
+    db,
+    deliveries.map((delivery) => delivery.id),
+  );
   return deliveries.map((delivery) => ({
     ...delivery,
     attempts: attempts.filter((attempt) => attempt.delivery_id === delivery.id),
@@ -164,4 +155,48 @@ export async function pruneNotifications(db: Executor, before: number): Promise<
   const result = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
   const digests = await db.deleteFrom('email_digests').where('window_start', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows) + Number(digests.numDeletedRows);
+}
+
+/** A node's name; empty for a node that is gone. */
+export async function nodeName(db: Executor, nodeId: string): Promise<string> {
+  const node = await db.selectFrom('nodes').select('name').where('id', '=', nodeId).executeTakeFirst();
+  return node?.name ?? '';
+}
+
+/** The state of the node a change happened on and, for a tunnel, of the peer node it leads to. */
+export async function nodeStatesBehind(
+  db: Executor,
+  event: EventRow,
+): Promise<{ node: string | undefined; peer: string | null | undefined }> {
+  if (event.resource_kind === 'tunnel') {
+    const row = await db
+      .selectFrom('tunnels')
+      .innerJoin('nodes', 'nodes.id', 'tunnels.node_id')
+      .leftJoin('nodes as peer', 'peer.id', 'tunnels.peer_node_id')
+      .select(['nodes.node_state as node_state', 'peer.node_state as peer_state'])
+      .where('tunnels.id', '=', event.resource_id)
+      .executeTakeFirst();
+    return { node: row?.node_state, peer: row?.peer_state };
+  }
+  const node = await db
+    .selectFrom('nodes')
+    .select('node_state')
+    .where('id', '=', event.node_id)
+    .executeTakeFirst();
+  return { node: node?.node_state, peer: undefined };
+}
+
+/** A held-back notification's new status: going out, or suppressed again (by a window, when one is named). */
+export async function setHeldBackStatus(
+  db: Executor,
+  id: string,
+  status: NotificationRow['status'],
+  reason: string | null,
+  silenceId: string | null,
+): Promise<void> {
+  await db
+    .updateTable('notifications')
+    .set({ status, reason, ...(silenceId === null ? {} : { silence_id: silenceId }) })
+    .where('id', '=', id)
+    .execute();
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { InstantQuery } from '../../http/instants.js';
+import { DeliveryAttempt } from '../deliveries/log-schemas.js';
 import { NotificationSchema } from '../../notifications/schema.js';
 import { NOTIFICATION_TYPES } from '../../notifications/types.js';
 
@@ -41,22 +42,11 @@ export const Notification = Type.Object({
   payload: NotificationSchema,
 });
 
-const Attempt = Type.Object({
-  at: Type.String(),
-  duration_ms: Type.Integer(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  failure: Type.Union([Type.String(), Type.Null()], {
-    description: 'dns, blocked_address, tls, timeout, refused, bad_status, …; null for a success.',
-  }),
-  error: Type.Union([Type.String(), Type.Null()]),
-  response: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the answer.' }),
-});
-
 export const Delivery = Type.Object({
   id: Type.String({ description: 'Sent as X-Service-Delivery; the same on every retry.' }),
   webhook_id: Type.String(),
   status: Type.String(),
-  attempts: Type.Array(Attempt, { description: 'Oldest first.' }),
+  attempts: Type.Array(DeliveryAttempt, { description: 'Oldest first.' }),
   next_attempt_at: Type.Union([Type.String(), Type.Null()]),
   delivered_at: Type.Union([Type.String(), Type.Null()]),
 });

@@ -2,8 +2,9 @@ import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
-import { isoUtc } from '../../lib/clock.js';
+import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import type { NotificationPayload } from '../../notifications/payload.js';
+import { presentAttempt } from '../deliveries/log-service.js';
 import * as repo from './repo.js';
 
 export interface NotificationListQuery {
@@ -15,8 +16,6 @@ export interface NotificationListQuery {
   start_date?: string;
   end_date?: string;
 }
-
-const isoOrNull = (time: number | null) => (time === null ? null : isoUtc(time));
 
 function present(row: repo.NotificationRow) {
   return {
@@ -77,16 +76,9 @@ export async function getNotification(ctx: ServiceContext, id: string) {
       id: delivery.id,
       webhook_id: delivery.webhook_id,
       status: delivery.status,
-      next_attempt_at: isoOrNull(delivery.next_attempt_at),
-      delivered_at: isoOrNull(delivery.delivered_at),
-      attempts: delivery.attempts.map((attempt) => ({
-        at: isoUtc(attempt.at),
-        duration_ms: attempt.duration_ms,
-        status_code: attempt.status_code,
-        failure: attempt.failure,
-        error: attempt.error,
-        response: attempt.response,
-      })),
+      next_attempt_at: isoUtcOrNull(delivery.next_attempt_at),
+      delivered_at: isoUtcOrNull(delivery.delivered_at),
+      attempts: delivery.attempts.map(presentAttempt),
     })),
   };
 }

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../../../db/connect.js';
 import type { Executor } from '../../../db/types.js';
 import { conflict, notFound } from '../../../http/errors.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
-import { isoUtc } from '../../../lib/clock.js';
+import { isoUtc, isoUtcOrNull } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import { randomToken, sha256Hex } from '../../../lib/tokens.js';
 import { isInSubtree } from '../../orgs/repo.js';
@@ -179,7 +179,7 @@ function presentNode(node: repo.NodeView, tunnels: Record<string, number>, servi
     hardware_serial_number: node.hardware_serial_number,
     node_state: node.node_state,
     state_since: isoUtc(node.state_since),
-    last_seen_at: node.last_seen_at === null ? null : isoUtc(node.last_seen_at),
+    last_seen_at: isoUtcOrNull(node.last_seen_at),
     organization: { id: node.org_id, name: node.org_name },
     metadata: { labels: JSON.parse(node.labels) as Record<string, string> },
     max_headless_time: node.max_headless_time,
