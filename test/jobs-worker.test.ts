@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
-import { PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
+import { JOB_REMOVED, PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import type { JobHandler, JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -165,6 +165,33 @@ describe('handlers per kind', () => {
       },
     ]);
     expect(await jobsOf(db, 'test.echo')).toEqual([]);
+  });
+
+  it('leaves the job to a handler that removed it with its effects (JOB_REMOVED)', async () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(db, clock);
+    const { worker } = testWorker({
+      db,
+      queue,
+      clock,
+      handlers: [
+        {
+          kind: 'test.self-removing',
+          async handle(payload: { remove: boolean }, run: JobRun) {
+            if (payload.remove) await db.deleteFrom('jobs').where('id', '=', run.id).execute();
+            return JOB_REMOVED;
+          },
+        },
+      ],
+    });
+    await queue.enqueue(db, 'test.self-removing', { remove: true });
+    await queue.enqueue(db, 'test.self-removing', { remove: false });
+    expect(await worker.runDue()).toBe(2);
+    // The worker wrote nothing for either run: the one the handler kept is still leased to it.
+    const left = await jobsOf(db, 'test.self-removing');
+    expect(left.map((row) => [JSON.parse(row.payload), row.locked_by])).toEqual([
+      [{ remove: false }, worker.id],
+    ]);
   });
 
   it('refuses two handlers for one kind', () => {

@@ -6,7 +6,7 @@ import { newId } from '../lib/ids.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { listenForJobs, type JobListener } from './listener.js';
 import type { JobMetrics } from './metrics.js';
-import { PermanentJobFailure, RetryJobAt } from './outcomes.js';
+import { JOB_REMOVED, PermanentJobFailure, RetryJobAt, type JobRemoved } from './outcomes.js';
 import type { JobQueue } from './queue.js';
 import * as repo from './repo.js';
 
@@ -27,7 +27,8 @@ export interface JobRun {
  */
 export interface JobHandler<P = never> {
   kind: string;
-  handle(payload: P, run: JobRun): Promise<void>;
+  /** Resolves when the run succeeded; JOB_REMOVED when the handler deleted the job itself. */
+  handle(payload: P, run: JobRun): Promise<void | JobRemoved>;
   /** Runs of this kind at once in one worker process (default 1). */
   concurrency?: number;
   /**
@@ -337,7 +338,7 @@ export class Worker {
     let outcome: 'succeeded' | 'retried' | 'dead';
     try {
       const payload = JSON.parse(job.payload) as never;
-      await handler.handle(payload, {
+      const result = await handler.handle(payload, {
         id: job.id,
         key: job.key,
         attempt: job.attempts,
@@ -345,7 +346,7 @@ export class Worker {
         signal,
       });
       outcome = 'succeeded';
-      await this.succeeded(handler, job);
+      if (result !== JOB_REMOVED) await this.succeeded(handler, job);
     } catch (error) {
       outcome = await this.failed(handler, job, error);
     }

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { RetryJobAt } from '../../jobs/outcomes.js';
+import { isPostgres } from '../../db/connect.js';
+import { JOB_REMOVED, RetryJobAt, type JobRemoved } from '../../jobs/outcomes.js';
 import { newId } from '../../lib/ids.js';
 import { TickBatch } from '../../lib/tick-batch.js';
 import { OutboundError, type OutboundResponse } from '../../net/outbound.js';
@@ -36,11 +37,11 @@ function deliverer(ctx: AppContext): Deliverer {
     // The jobs started together (by a commit, or by a claim) all ask at once.
     read: new TickBatch((ids) => repo.findDeliveriesToSend(ctx.db, ids), { gather: 'now' }),
     delivered: new TickBatch(async (done) => {
-      await ctx.commits.run(async (trx) => {
-        await repo.recordDelivered(trx, done);
-        ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, done.length);
-        ctx.logger.debug({ delivered: done.length }, 'deliveries recorded');
-      });
+      // One statement on PostgreSQL commits by itself; on SQLite the writes share the next commit.
+      if (isPostgres(ctx.db)) await repo.recordDelivered(ctx.db, done);
+      else await ctx.commits.run((trx) => repo.recordDelivered(trx, done));
+      ctx.alertMetrics.notificationsEntered(ctx.db, 'delivered', null, done.length);
+      ctx.logger.debug({ delivered: done.length }, 'deliveries recorded');
       return done.map(() => undefined);
     }),
   };
@@ -52,7 +53,7 @@ function deliverer(ctx: AppContext): Deliverer {
  * follow the webhook's own gate: after a failed request nothing else goes to it before its retry time,
  * and then one request probes at a time.
  */
-async function deliver(sender: Deliverer, deliveryId: string): Promise<void> {
+async function deliver(sender: Deliverer, deliveryId: string, jobId: string): Promise<void | JobRemoved> {
   const { ctx, slots } = sender;
   const delivery = await sender.read.add(deliveryId);
   if (delivery === undefined || delivery.status !== 'pending') return;
@@ -80,12 +81,13 @@ async function deliver(sender: Deliverer, deliveryId: string): Promise<void> {
     await sender.delivered.add({
       notificationId: delivery.notification_id,
       webhookId: delivery.webhook_id,
+      jobId,
       attempt,
     });
     ctx.alertMetrics.delivered((attempt.at + attempt.durationMs - delivery.occurred_at) / 1000);
-  } else {
-    await recordFailure(ctx, delivery, startedAt, sent, attempt);
+    return JOB_REMOVED;
   }
+  await recordFailure(ctx, delivery, startedAt, sent, attempt);
 }
 
 async function send(ctx: AppContext, delivery: repo.DeliveryToSend, at: number): Promise<Sent> {
@@ -213,6 +215,6 @@ export function webhookDeliveryJob(ctx: AppContext): JobHandler<DeliveryJob> {
     kind: WEBHOOK_DELIVERY,
     concurrency: 64,
     startOnCommit: true,
-    handle: (job) => deliver(sender, job.deliveryId),
+    handle: (job, run) => deliver(sender, job.deliveryId, run.id),
   };
 }
