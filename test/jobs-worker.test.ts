@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
 import { JOB_REMOVED, PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
@@ -7,6 +8,7 @@ import type { JobHandler, JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
   deferred,
+  dialect,
   jobsOf,
   ManualClock,
   onlyJob,
@@ -138,7 +140,7 @@ describe('handlers per kind', () => {
   it('passes the payload and the run (id, key, attempt) to the handler, and removes the job on success', async () => {
     const clock = new ManualClock(T0);
     const queue = new JobQueue(db, clock);
-    const seen: { payload: unknown; run: Omit<JobRun, 'signal'> }[] = [];
+    const seen: { payload: unknown; run: Omit<JobRun, 'signal' | 'readAlong'> }[] = [];
     const { worker } = testWorker({
       db,
       queue,
@@ -192,6 +194,34 @@ describe('handlers per kind', () => {
     expect(left.map((row) => [JSON.parse(row.payload), row.locked_by])).toEqual([
       [{ remove: false }, worker.id],
     ]);
+  });
+
+  it('passes what readAlong reads with the claim on PostgreSQL; on SQLite the handler reads for itself', async () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(db, clock);
+    const seen: unknown[] = [];
+    const { worker } = testWorker({
+      db,
+      queue,
+      clock,
+      handlers: [
+        {
+          kind: 'test.read-along',
+          // The job's own row, found by its key: any correlated subquery will do.
+          readAlong: (key) =>
+            jsonObjectFrom(db.selectFrom('jobs').select(['key', 'max_attempts']).where('key', '=', key)),
+          async handle(_payload, run: JobRun) {
+            seen.push(run.readAlong);
+          },
+        },
+      ],
+    });
+    await queue.enqueue(db, 'test.read-along', null, { key: 'k1', maxAttempts: 7 });
+    await queue.enqueue(db, 'test.read-along', null);
+    expect(await worker.runDue()).toBe(2);
+    expect(seen).toEqual(
+      dialect === 'postgres' ? [{ key: 'k1', max_attempts: 7 }, null] : [undefined, undefined],
+    );
   });
 
   it('refuses two handlers for one kind', () => {

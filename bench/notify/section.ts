@@ -191,7 +191,7 @@ export async function runNotifySection(
   }
   if (floor !== undefined) rows.push(floor);
   if (alertmanager !== undefined) rows.push(alertmanager);
-  for (const runs of [...rounds.values(), ...workers.map((w) => w.rounds)])
+  for (const runs of [...rounds.values(), ...workers.map((w) => [w.warmUp, ...w.rounds])])
     for (const run of runs) warnings.push(...runWarnings(run, settings.changes));
   const scaling = workersSummary(workers, { settings, nodes: seededNodes });
   checks.push(...scaling.checks);

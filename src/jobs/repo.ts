@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type AliasableExpression, type Expression } from 'kysely';
 import type { Executor, JobsTable } from '../db/types.js';
 
 export type JobRow = JobsTable;
@@ -10,7 +10,16 @@ export type JobRow = JobsTable;
 export type ClaimedJob = Pick<
   JobRow,
   'id' | 'kind' | 'payload' | 'key' | 'attempts' | 'max_attempts' | 'locked_by'
->;
+> & {
+  /** What the kind's readAlong found for the job, when the claim read it (null: nothing). */
+  read_along?: unknown;
+};
+
+/**
+ * An expression for one value per claimed job, given the job's key (a correlated subquery): read by the
+ * claim's own statement, it saves the handler a round trip for what every run reads first.
+ */
+export type ReadAlong = (key: Expression<string | null>) => AliasableExpression<unknown>;
 
 /** What fences a write of a run. */
 type RunFence = Pick<ClaimedJob, 'id' | 'attempts' | 'locked_by'>;
@@ -74,6 +83,8 @@ export async function claimDue(
     limit: number;
     workerId: string;
     skipLocked: boolean;
+    /** PostgreSQL only: a value read for each job (by its key) in the claim's own statement. */
+    readAlong?: ReadAlong;
   },
 ): Promise<ClaimedJob[]> {
   let due = db
@@ -86,7 +97,7 @@ export async function claimDue(
     .orderBy('id')
     .limit(options.limit);
   if (options.skipLocked) due = due.forUpdate().skipLocked();
-  const claimed = await db
+  const claim = db
     .updateTable('jobs')
     .set((eb) => ({
       run_at: options.leaseUntil,
@@ -94,8 +105,17 @@ export async function claimDue(
       locked_by: options.workerId,
     }))
     .where('id', 'in', due)
-    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by'])
-    .execute();
+    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by']);
+  const { readAlong } = options;
+  const claimed: ClaimedJob[] =
+    readAlong === undefined || !options.skipLocked
+      ? await claim.execute()
+      : await db
+          .with('claimed', () => claim)
+          .selectFrom('claimed')
+          .selectAll('claimed')
+          .select((eb) => readAlong(eb.ref('claimed.key')).as('read_along'))
+          .execute();
   // RETURNING follows no order; ids are time-ordered (UUIDv7, to the millisecond), so a batch starts
   // with the oldest jobs.
   return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import type { JobHandler } from '../../jobs/worker.js';
+import type { JobHandler, JobRun } from '../../jobs/worker.js';
 import { isPostgres } from '../../db/connect.js';
 import { JOB_REMOVED, RetryJobAt, type JobRemoved } from '../../jobs/outcomes.js';
 import { newId } from '../../lib/ids.js';
@@ -53,9 +53,12 @@ function deliverer(ctx: AppContext): Deliverer {
  * follow the webhook's own gate: after a failed request nothing else goes to it before its retry time,
  * and then one request probes at a time.
  */
-async function deliver(sender: Deliverer, deliveryId: string, jobId: string): Promise<void | JobRemoved> {
+async function deliver(sender: Deliverer, deliveryId: string, run: JobRun): Promise<void | JobRemoved> {
   const { ctx, slots } = sender;
-  const delivery = await sender.read.add(deliveryId);
+  const delivery =
+    run.readAlong === undefined
+      ? await sender.read.add(deliveryId)
+      : ((run.readAlong as repo.DeliveryToSend | null) ?? undefined);
   if (delivery === undefined || delivery.status !== 'pending') return;
   if (delivery.is_enabled !== 1) {
     await repo.setDeliveryStatus(ctx.db, delivery.id, delivery.notification_id, 'held', {
@@ -81,7 +84,7 @@ async function deliver(sender: Deliverer, deliveryId: string, jobId: string): Pr
     await sender.delivered.add({
       notificationId: delivery.notification_id,
       webhookId: delivery.webhook_id,
-      jobId,
+      jobId: run.id,
       attempt,
     });
     ctx.alertMetrics.delivered((attempt.at + attempt.durationMs - delivery.occurred_at) / 1000);
@@ -215,6 +218,8 @@ export function webhookDeliveryJob(ctx: AppContext): JobHandler<DeliveryJob> {
     kind: WEBHOOK_DELIVERY,
     concurrency: 64,
     startOnCommit: true,
-    handle: (job, run) => deliver(sender, job.deliveryId, run.id),
+    // The claim reads each job's delivery along (PostgreSQL); a job started on commit reads it in a batch.
+    readAlong: repo.deliveryToSendByKey(ctx.db),
+    handle: (job, run) => deliver(sender, job.deliveryId, run),
   };
 }

@@ -1,9 +1,11 @@
+import { jsonObjectFrom } from 'kysely/helpers/postgres';
 import { isPostgres } from '../../db/connect.js';
 import type { Executor } from '../../db/types.js';
+import type { ReadAlong } from '../../jobs/repo.js';
 
-/** Pending deliveries with what sending them needs: the body and the webhook; in the order of `ids`. */
-export async function findDeliveriesToSend(db: Executor, ids: readonly string[]) {
-  const rows = await db
+/** Deliveries with what sending them needs: the body and the webhook. */
+function deliveriesToSend(db: Executor) {
+  return db
     .selectFrom('deliveries')
     .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
     .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
@@ -23,11 +25,22 @@ export async function findDeliveriesToSend(db: Executor, ids: readonly string[])
       'webhooks.consecutive_failures',
       'webhooks.retry_at',
       'webhooks.probe_until',
-    ])
-    .where('deliveries.id', 'in', ids)
-    .execute();
+    ]);
+}
+
+/** The deliveries with these ids, in the order of `ids` (undefined for one that is gone). */
+export async function findDeliveriesToSend(db: Executor, ids: readonly string[]) {
+  const rows = await deliveriesToSend(db).where('deliveries.id', 'in', ids).execute();
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.map((id) => byId.get(id));
+}
+
+/**
+ * PostgreSQL: the delivery a job is keyed by, as one JSON value, for the claim to read along (its numbers
+ * and strings come back as the row's own: no column here is a type JSON would change).
+ */
+export function deliveryToSendByKey(db: Executor): ReadAlong {
+  return (key) => jsonObjectFrom(deliveriesToSend(db).where('deliveries.id', '=', key));
 }
 
 export type DeliveryToSend = NonNullable<Awaited<ReturnType<typeof findDeliveriesToSend>>[number]>;
