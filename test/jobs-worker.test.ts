@@ -4,6 +4,7 @@ import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
 import { JOB_REMOVED, PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
 import { JobQueue } from '../src/jobs/queue.js';
+import { kindsWithDueJobs } from '../src/jobs/repo.js';
 import type { JobHandler, JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
@@ -211,7 +212,7 @@ describe('handlers per kind', () => {
           readAlong: (key) =>
             jsonObjectFrom(db.selectFrom('jobs').select(['key', 'max_attempts']).where('key', '=', key)),
           async handle(_payload, run: JobRun) {
-            seen.push(run.readAlong);
+            seen.push([run.key, run.readAlong]);
           },
         },
       ],
@@ -219,8 +220,19 @@ describe('handlers per kind', () => {
     await queue.enqueue(db, 'test.read-along', null, { key: 'k1', maxAttempts: 7 });
     await queue.enqueue(db, 'test.read-along', null);
     expect(await worker.runDue()).toBe(2);
-    expect(seen).toEqual(
-      dialect === 'postgres' ? [{ key: 'k1', max_attempts: 7 }, null] : [undefined, undefined],
+    // Two jobs of one millisecond: in either order.
+    expect(new Map(seen as [string | null, unknown][])).toEqual(
+      new Map<string | null, unknown>(
+        dialect === 'postgres'
+          ? [
+              ['k1', { key: 'k1', max_attempts: 7 }],
+              [null, null],
+            ]
+          : [
+              ['k1', undefined],
+              [null, undefined],
+            ],
+      ),
     );
   });
 
@@ -248,6 +260,45 @@ describe('handlers per kind', () => {
     expect(await jobsOf(db, 'test.unhandled')).toHaveLength(1);
     clock.advance(1);
     expect(await worker.runDue()).toBe(1);
+  });
+});
+
+describe('the poll', () => {
+  it('wakes only the kinds with a job due, when its time comes, with no enqueue to wake them', async () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(db, clock);
+    const ran: string[] = [];
+    const record = (kind: string): JobHandler<never> => ({
+      kind,
+      async handle() {
+        ran.push(kind);
+      },
+    });
+    const { worker } = testWorker({
+      db,
+      queue,
+      clock,
+      pollMs: 20,
+      handlers: [record('test.poll-soon'), record('test.poll-later'), record('test.poll-idle')],
+    });
+    await queue.enqueue(db, 'test.poll-soon', null, { runAt: T0 + 60_000 });
+    await queue.enqueue(db, 'test.poll-later', null, { runAt: T0 + 120_000 });
+    await worker.start();
+    try {
+      expect(await kindsWithDueJobs(db, ['test.poll-soon', 'test.poll-later', 'test.poll-idle'], T0)).toEqual(
+        [],
+      );
+      clock.set(T0 + 60_000);
+      await waitFor('the poll to run the job now due', () => ran.length === 1);
+      expect(await kindsWithDueJobs(db, ['test.poll-later', 'test.poll-idle'], T0 + 120_000)).toEqual([
+        'test.poll-later',
+      ]);
+      clock.set(T0 + 120_000);
+      await waitFor('the poll to run the second', () => ran.length === 2);
+      expect(ran).toEqual(['test.poll-soon', 'test.poll-later']);
+    } finally {
+      await worker.stop();
+    }
   });
 });
 

@@ -140,6 +140,21 @@ export async function committedTransactions(url: string, database: string): Prom
   }
 }
 
+/** Connections open on the whole server, and how many it allows. */
+export async function connectionsInUse(url: string): Promise<{ used: number; max: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ used: string; max: string }>(
+      "select count(*) as used, current_setting('max_connections') as max from pg_stat_activity " +
+        "where backend_type = 'client backend'",
+    );
+    return { used: Number(rows[0]?.used ?? 0), max: Number(rows[0]?.max ?? 0) };
+  } finally {
+    await client.end();
+  }
+}
+
 function processKind(pid: number): 'postgres' | 'other' | 'gone' {
   try {
     return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)') ? 'postgres' : 'other';

@@ -4,7 +4,12 @@
 // with the other counts'.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { committedTransactions, createBenchDatabase, vacuumAnalyze } from '../jobs/postgres.js';
+import {
+  committedTransactions,
+  connectionsInUse,
+  createBenchDatabase,
+  vacuumAnalyze,
+} from '../jobs/postgres.js';
 import type { WorkersCase } from './cases.js';
 import { measureServiceThroughput, type ThroughputRun } from './measure.js';
 import type { Receiver } from './receiver.js';
@@ -22,6 +27,9 @@ export interface WorkersRounds {
   transactionsPerNotification: number;
   seedMs: number;
 }
+
+/** Free connections below which a round warns that the server may refuse the active deployment's. */
+const LOW_CONNECTIONS = 15;
 
 /** Backends report their statistics up to a second after they go idle. */
 const STATISTICS_DELAY_MS = 1_500;
@@ -158,6 +166,11 @@ async function measureRound(
 ): Promise<ThroughputRun> {
   await vacuumAnalyze(d.database.url);
   progress(`${label}: ${d.case.name}`);
+  // The frozen deployments keep their pools' connections: near the server's limit, a round would fail.
+  const connections = await connectionsInUse(d.database.url);
+  if (connections.max - connections.used < LOW_CONNECTIONS) {
+    progress(`warning: PostgreSQL has ${connections.used} of ${connections.max} connections in use`);
+  }
   return measureServiceThroughput(d.case.name, d.service, context.receiver, {
     nodes: context.changing,
     round: flip,

@@ -168,17 +168,10 @@ class KindRunner {
     if (stale.length > 0) await this.worker.release(stale.map((entry) => entry.job));
   }
 
-  /** Until a wake, a freed slot or the poll, whichever comes first. */
+  /** Until a wake (an enqueue, the worker's poll finding due jobs, stop) or a freed slot. */
   private async sleep(): Promise<void> {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.wakeRequested = true;
-        resolve();
-      }, this.worker.pollMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
+      this.wakeUp = resolve;
     });
     this.wakeUp = undefined;
   }
@@ -212,6 +205,9 @@ export class Worker {
   private flushScheduled = false;
   private lastFlush: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | undefined;
+  private polling: Promise<void> = Promise.resolve();
+  private pollingStopped = false;
+  private stopPolling: (() => void) | undefined;
 
   constructor(private readonly options: WorkerOptions) {
     this.pollMs = options.pollMs;
@@ -248,6 +244,7 @@ export class Worker {
       this.listener = await listenForJobs(db, this.options.logger, this.id, (kind) => queue.wakeLocal(kind));
     }
     for (const runner of this.runners.values()) runner.start();
+    this.polling = this.poll();
     this.options.logger.info({ worker: this.id, kinds: [...this.runners.keys()] }, 'job worker started');
   }
 
@@ -261,6 +258,8 @@ export class Worker {
   }
 
   private async shutdown(timeoutMs: number): Promise<void> {
+    this.stopPolling?.();
+    await this.polling;
     this.stopWake?.();
     for (const stop of this.stopLocalRuns.splice(0)) stop();
     await this.listener?.close();
@@ -283,6 +282,32 @@ export class Worker {
     }
     await this.lastFlush;
     await this.flush();
+  }
+
+  /**
+   * The safety net under the wakes: every `pollMs`, one query asks which kinds have jobs due (a lost
+   * notification, a retry or a scheduled job whose time came, a dead worker's lease run out), and wakes
+   * their runners.
+   */
+  private async poll(): Promise<void> {
+    const kinds = [...this.runners.keys()];
+    while (!this.pollingStopped) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.pollMs);
+        this.stopPolling = () => {
+          this.pollingStopped = true;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (this.pollingStopped) return;
+      try {
+        const due = await repo.kindsWithDueJobs(this.options.db, kinds, this.now());
+        for (const kind of due) this.runners.get(kind)?.wake();
+      } catch (error) {
+        this.options.logger.error({ err: error, worker: this.id }, 'looking for due jobs failed');
+      }
+    }
   }
 
   now(): number {
