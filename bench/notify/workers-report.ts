@@ -127,7 +127,8 @@ export function workersSummary(
       'that any worker claims (FOR UPDATE SKIP LOCKED), woken by LISTEN/NOTIFY. Each worker count has a fresh ' +
       `database with ${whole(facts.nodes)} nodes seeded ALIVE with one CONNECTED tunnel each (${seeds}), ` +
       'through the API one webhook to the receiver, verified, and one alert (TUNNEL_STATE_CHANGE on the root ' +
-      'organization, channel webhook), and its processes kept for its rounds; one count after another. ' +
+      'organization, channel webhook), and its processes kept for its rounds. The counts take turns, round ' +
+      'after round, starting with a different one each time; the counts not measuring are frozen (SIGSTOP). ' +
       `${whole(settings.changes)} changes, ${REPORTS_IN_FLIGHT} reports in flight, a warm-up round not ` +
       `counted, then ${rounds}. CPU: the API ` +
       'process, the worker processes together, and the PostgreSQL backends of its database (median round); ' +
