@@ -83,7 +83,7 @@ export async function claimDue(
     limit: number;
     workerId: string;
     skipLocked: boolean;
-    /** PostgreSQL only: a value read for each job (by its key) in the claim's own statement. */
+    /** PostgreSQL only (SQLite has no data-modifying WITH): a value read for each job, by its key. */
     readAlong?: ReadAlong;
   },
 ): Promise<ClaimedJob[]> {
@@ -108,7 +108,7 @@ export async function claimDue(
     .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by']);
   const { readAlong } = options;
   const claimed: ClaimedJob[] =
-    readAlong === undefined || !options.skipLocked
+    readAlong === undefined
       ? await claim.execute()
       : await db
           .with('claimed', () => claim)

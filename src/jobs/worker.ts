@@ -360,7 +360,7 @@ export class Worker {
         limit,
         workerId: this.id,
         skipLocked: isPostgres(db),
-        ...(handler.readAlong === undefined ? {} : { readAlong: handler.readAlong }),
+        ...(handler.readAlong !== undefined && isPostgres(db) ? { readAlong: handler.readAlong } : {}),
       });
     } catch (error) {
       this.options.logger.error({ err: error, kind: handler.kind }, 'claiming jobs failed');
