@@ -72,7 +72,7 @@ export async function measureWorkers(
     for (const c of cases) {
       const deployment = await deploy(c, context, teardown);
       const warmUp = await measureRound(deployment, context, 1, 'warm-up round');
-      freeze(deployment, 'SIGSTOP');
+      setFrozen(deployment, true);
       deployed.push({ deployment, warmUp });
     }
     await sleep(STATISTICS_DELAY_MS);
@@ -85,9 +85,9 @@ export async function measureWorkers(
       for (let k = 0; k < deployed.length; k += 1) {
         const index = (n - 1 + k) % deployed.length;
         const { deployment } = deployed[index]!;
-        freeze(deployment, 'SIGCONT');
+        setFrozen(deployment, false);
         rounds[index]!.push(await measureRound(deployment, context, n + 1, `round ${n}/${settings.rounds}`));
-        freeze(deployment, 'SIGSTOP');
+        setFrozen(deployment, true);
       }
     }
     await sleep(STATISTICS_DELAY_MS);
@@ -141,16 +141,17 @@ async function deploy(
   const deployment = { case: c, database, service, workers, seedMs: seeded.ms };
   // A frozen process would not see the signal that stops it.
   teardown.push(async () => {
-    freeze(deployment, 'SIGCONT');
+    setFrozen(deployment, false);
     await workers.stop();
   });
   return deployment;
 }
 
-function freeze(deployment: Deployment, signal: 'SIGSTOP' | 'SIGCONT'): void {
+/** Stops (SIGSTOP) or resumes (SIGCONT) every process of a deployment. */
+function setFrozen(deployment: Deployment, frozen: boolean): void {
   for (const pid of [deployment.service.pid, ...deployment.workers.pids]) {
     try {
-      process.kill(pid, signal);
+      process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
     } catch {
       // Gone already: its stop reports why.
     }
