@@ -171,21 +171,12 @@ describe('handlers per kind', () => {
   });
 
   it('leaves the job to a handler that removed it with its effects (JOB_REMOVED)', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(db, clock);
-    const { worker } = testWorker({
-      db,
-      queue,
-      clock,
-      handlers: [
-        {
-          kind: 'test.self-removing',
-          async handle(payload: { remove: boolean }, run: JobRun) {
-            if (payload.remove) await db.deleteFrom('jobs').where('id', '=', run.id).execute();
-            return JOB_REMOVED;
-          },
-        },
-      ],
+    const { queue, worker } = workerAtT0({
+      kind: 'test.self-removing',
+      async handle(payload: { remove: boolean }, run: JobRun) {
+        if (payload.remove) await db.deleteFrom('jobs').where('id', '=', run.id).execute();
+        return JOB_REMOVED;
+      },
     });
     await queue.enqueue(db, 'test.self-removing', { remove: true });
     await queue.enqueue(db, 'test.self-removing', { remove: false });
@@ -198,24 +189,15 @@ describe('handlers per kind', () => {
   });
 
   it('passes what readAlong reads with the claim on PostgreSQL; on SQLite the handler reads for itself', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(db, clock);
     const seen: unknown[] = [];
-    const { worker } = testWorker({
-      db,
-      queue,
-      clock,
-      handlers: [
-        {
-          kind: 'test.read-along',
-          // The job's own row, found by its key: any correlated subquery will do.
-          readAlong: (key) =>
-            jsonObjectFrom(db.selectFrom('jobs').select(['key', 'max_attempts']).where('key', '=', key)),
-          async handle(_payload, run: JobRun) {
-            seen.push([run.key, run.readAlong]);
-          },
-        },
-      ],
+    const { queue, worker } = workerAtT0({
+      kind: 'test.read-along',
+      // The job's own row, found by its key: any correlated subquery will do.
+      readAlong: (key) =>
+        jsonObjectFrom(db.selectFrom('jobs').select(['key', 'max_attempts']).where('key', '=', key)),
+      async handle(_payload, run: JobRun) {
+        seen.push([run.key, run.readAlong]);
+      },
     });
     await queue.enqueue(db, 'test.read-along', null, { key: 'k1', maxAttempts: 7 });
     await queue.enqueue(db, 'test.read-along', null);

@@ -42,7 +42,8 @@ export interface JobHandler<P = never> {
   prefetch?: number;
   /**
    * PostgreSQL: what every run of this kind reads first, for each job by its key, read by the statement
-   * that claims the jobs (one round trip less per batch) and passed as `run.readAlong`. Jobs not claimed
+   * that claims the jobs (one round trip less per batch) and passed as `run.readAlong`. It is what was true
+   * at the claim: a kind that also prefetches gets held jobs' values as old as their wait. Jobs not claimed
    * that way (SQLite, started on commit) come without it, and the handler reads for itself.
    */
   readAlong?: ReadAlong;
