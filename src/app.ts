@@ -16,6 +16,7 @@ import { rejectNulCharacters } from './http/no-nul.js';
 import type { App } from './http/types.js';
 import { validatorByPart } from './http/validation.js';
 import { plainJsonType } from './http/json-type.js';
+import { parseUntypedBody } from './http/untyped-body.js';
 import { consoleRoutes } from './http/console.js';
 import { openApiInfo } from './http/openapi.js';
 import { NotificationSchema } from './notifications/schema.js';
@@ -129,6 +130,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       done(new AppError(400, 'The body is not valid JSON.'), undefined);
     }
   });
+  // Any other type, or none: a request that sends nothing has no body, whatever its framing.
+  app.addContentTypeParser('*', parseUntypedBody);
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {

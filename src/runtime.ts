@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { CommitGroup } from './db/commit-group.js';
+import { logCommitHooksTo } from './db/transaction.js';
 import { connectDatabase, isPostgres, type ConnectOptions } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ApiKeyCache } from './features/apikeys/key-cache.js';
@@ -45,6 +46,7 @@ export async function openContext(
     throw error;
   }
   const clock = options.clock ?? systemClock;
+  logCommitHooksTo(db, logger);
   const jobs = new JobQueue(db, clock);
   const mailer = new Mailer({ db, clock, logger, jobs, smtpUrl: config.smtpUrl });
   const metrics = createRegistry();

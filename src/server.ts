@@ -3,9 +3,8 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { announceBootstrap, bootstrap } from './features/bootstrap/service.js';
 import type { App } from './http/types.js';
-import type { Worker } from './jobs/worker.js';
 import { closeContext, openContext } from './runtime.js';
-import { createWorker } from './worker.js';
+import { createBackground, type Background } from './background.js';
 
 /** What one process runs: the API, the worker, or both (the default, and the only choice on SQLite). */
 export type Role = 'all' | 'api' | 'worker';
@@ -33,20 +32,20 @@ export async function serve(config: Config, logger: Logger, role: Role = 'all'):
   }
   const ctx = await openContext(config, logger);
   announceBootstrap(ctx, await bootstrap(ctx, { presetKey: config.bootstrapApiKey }));
-  let worker: Worker | undefined;
+  let background: Background | undefined;
   let app: App | undefined;
   let address: string | undefined;
   try {
     if (role !== 'api') {
-      worker = createWorker(ctx);
-      await worker.start();
+      background = createBackground(ctx);
+      await background.start();
     }
     if (role !== 'worker') {
       app = await buildApp(ctx);
       address = await app.listen({ port: config.port, host: config.host });
     }
   } catch (error) {
-    await worker?.stop(config.shutdownTimeoutMs);
+    await background?.stop(config.shutdownTimeoutMs);
     await closeContext(ctx);
     throw error;
   }
@@ -55,9 +54,9 @@ export async function serve(config: Config, logger: Logger, role: Role = 'all'):
     app,
     address,
     close() {
-      // Stop accepting requests and let those in flight finish; stop claiming jobs and let running ones
+      // Stop accepting requests and let those in flight finish; stop claiming jobs and deliveries and let running ones
       // finish (up to the deadline, then their leases go back); then release the database.
-      closing ??= Promise.all([app?.close(), worker?.stop(config.shutdownTimeoutMs)]).then(() =>
+      closing ??= Promise.all([app?.close(), background?.stop(config.shutdownTimeoutMs)]).then(() =>
         closeContext(ctx),
       );
       return closing;

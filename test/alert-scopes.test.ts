@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from './support/error-shape.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Alerts scoped to a node, a tunnel or a service (contract §4), and removing what they watch.
+// Alerts scoped to a node, a tunnel or a service (docs/rules/alerts-and-fleet.md#scopes), and removing what
+// they watch.
 let t: TestApp;
 let root: string;
 let east: string;

@@ -23,7 +23,7 @@ describe('normalizeSettings', () => {
     expect(MAX_DURATION_MINUTES).toBe(10_080);
   });
 
-  // Contract §4: the product's vocabulary, in the order answers list it.
+  // The product's vocabulary (docs/rules/alerts-and-fleet.md#conditions), in the order answers list it.
   const VOCABULARY = {
     NODE_STATE_CHANGE: ['ALIVE', 'UNREACHABLE'],
     TUNNEL_STATE_CHANGE: ['CONNECTED', 'TERMINATED'],

@@ -22,7 +22,7 @@ function withOrg<T>(value: T): T {
   return JSON.parse(JSON.stringify(value).replaceAll(JSON.stringify(ORG), JSON.stringify(org))) as T;
 }
 
-describe('settings rules per type (contract §4)', () => {
+describe('settings rules per type (docs/rules/alerts-and-fleet.md#settings)', () => {
   const accepted: [string, Record<string, unknown>, Record<string, string>, string][] = [
     [
       'NODE_STATE_CHANGE',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommitGroup } from '../src/db/commit-group.js';
-import { afterCommit, transaction } from '../src/db/transaction.js';
+import type { Logger } from 'pino';
+import { afterCommit, logCommitHooksTo, transaction } from '../src/db/transaction.js';
 import type { Db } from '../src/db/types.js';
 import { TickBatch } from '../src/lib/tick-batch.js';
 import { listRuns, recordRun } from './support/jobs-tables.js';
@@ -86,10 +87,45 @@ describe('CommitGroup', () => {
     expect((settled[2] as PromiseRejectedResult).reason).toEqual(new Error('unit 2 is bad'));
     const stored = (await listRuns(db, 'partial')).map((r) => r.attempt).sort();
     expect(stored).toEqual([0, 1, 3, 4]);
-    // The shared transaction stopped at the bad unit and rolled back; then each unit ran alone.
+    // The bad unit was rolled back to its savepoint; no unit ran twice.
     expect([...attempts.entries()].sort(([a], [b]) => a - b).map(([, count]) => count)).toEqual([
-      2, 2, 2, 1, 1,
+      1, 1, 1, 1, 1,
     ]);
+  });
+
+  it('undoes the after-commit hooks of a failing unit, and keeps the others', async () => {
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    const hooks: number[] = [];
+    const units = [0, 1, 2].map((n) =>
+      group.run(async (trx) => {
+        afterCommit(trx, () => hooks.push(n));
+        await recordRun(trx, run('hooks', n));
+        if (n === 1) throw new Error('unit 1 is bad');
+      }),
+    );
+    await Promise.allSettled(units);
+    expect(hooks).toEqual([0, 2]);
+  });
+
+  it('logs an after-commit hook that throws, and neither runs a unit again nor fails the others', async () => {
+    const logged: unknown[] = [];
+    logCommitHooksTo(db, { error: (entry: unknown) => logged.push(entry) } as unknown as Logger);
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    const runs = new Map<number, number>();
+    const units = [0, 1, 2].map((n) =>
+      group.run(async (trx) => {
+        runs.set(n, (runs.get(n) ?? 0) + 1);
+        afterCommit(trx, () => {
+          if (n === 0) throw new Error('hook failed');
+        });
+        await recordRun(trx, run('hook-throws', n));
+        return n;
+      }),
+    );
+    expect(await Promise.all(units)).toEqual([0, 1, 2]);
+    expect([...runs.values()]).toEqual([1, 1, 1]);
+    expect(logged).toHaveLength(1);
+    expect((await listRuns(db, 'hook-throws')).map((r) => r.attempt).sort()).toEqual([0, 1, 2]);
   });
 
   it('runs a unit arriving alone at once, in a transaction of its own', async () => {

@@ -1,11 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../src/context.js';
+import { transaction } from '../src/db/transaction.js';
+import type { NotificationsTable } from '../src/db/types.js';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
-import { emailDigestJob } from '../src/features/notifications/email-storm.js';
+import {
+  EMAILS_ALONE_PER_MINUTE,
+  emailDigestJob,
+  sendByEmail,
+  type EmailStormSeams,
+} from '../src/features/notifications/email-storm.js';
+import { insertNotification } from '../src/features/notifications/repo.js';
 import { Worker } from '../src/jobs/worker.js';
-import { lastSeen } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { newId } from '../src/lib/ids.js';
+import { notificationPayload } from '../src/notifications/payload.js';
+import { lastSeen, until } from './support/fleet.js';
+import { dialect, startTestApp, type TestApp } from './support/harness.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
 
 // A storm: 200 nodes go UNREACHABLE at once, each one an e-mail notification for the same user. Five go out
@@ -85,5 +97,216 @@ describe('e-mail storm control', () => {
     expect(new Set(rows.filter((row) => row.digest_id !== null).map((row) => row.email_id)).size).toBe(1);
     const listed = await t.request('GET', `/api/v2/notification?alert_id=${alert.body.id}&size=1`);
     expect(listed.body.results[0]).toMatchObject({ status: 'delivered', digest_id: expect.any(String) });
+  });
+});
+
+// The digest job and a notification of the same minute at the same moment: each notification must go out
+// exactly once, alone or listed in the digest. One step is parked between its read and its write while the
+// other runs; on PostgreSQL both take the digest's row lock, so the other waits for the parked one.
+describe('a digest and a notification of its minute at the same moment', () => {
+  const MINUTE_MS = 60_000;
+  // Minutes far ahead of the real clock, one per test, so the in-process worker never finds a digest due.
+  let minute = Date.UTC(2100, 0, 1);
+
+  interface Storm {
+    ctx: AppContext;
+    userId: string;
+    email: string;
+    org: { id: string; name: string };
+    nodeNames: Map<string, string>;
+  }
+
+  async function stormOfNewMinute(): Promise<Storm> {
+    minute += 10 * MINUTE_MS;
+    const at = minute + 30_000;
+    const user = await t.userWithRoles(['operator']);
+    const me = (await t.request('GET', '/api/v1/user/me', { key: user.key })).body;
+    const org = (await t.request('GET', `/api/v1/org/${me.org_id}`)).body;
+    return {
+      ctx: { ...t.ctx, clock: { now: () => at } },
+      userId: user.id,
+      email: user.email,
+      org: { id: org.id as string, name: org.name as string },
+      nodeNames: new Map(),
+    };
+  }
+
+  /** A notification of the storm's user, stored and sent by e-mail in one transaction, as an event does. */
+  function notify(storm: Storm, seams: EmailStormSeams = {}): { id: string; done: Promise<void> } {
+    const now = storm.ctx.clock.now();
+    const id = newId(now);
+    const nodeName = `race-${randomBytes(4).toString('hex')}`;
+    storm.nodeNames.set(id, nodeName);
+    const alert = { id: newId(now), name: 'Anything down' };
+    const payload = notificationPayload(
+      {
+        id: newId(now),
+        type: 'NODE_STATE_CHANGE',
+        condition: 'UNREACHABLE',
+        sequence: 2,
+        occurredAt: now,
+        organization: storm.org,
+        node: { id: newId(now), name: nodeName },
+        resource: { kind: 'node', id: newId(now), name: nodeName },
+        previous: 'ALIVE',
+        current: 'UNREACHABLE',
+      },
+      alert,
+    );
+    const row: NotificationsTable = {
+      id,
+      user_id: storm.userId,
+      alert_id: alert.id,
+      alert_name: alert.name,
+      event_id: payload.id,
+      type: payload.type,
+      condition: payload.condition,
+      org_id: storm.org.id,
+      node_id: payload.node.id,
+      channel_type: 'email',
+      webhook_id: null,
+      email_id: null,
+      status: 'pending',
+      reason: null,
+      silence_id: null,
+      digest_id: null,
+      payload: JSON.stringify(payload),
+      occurred_at: now,
+      created_at: now,
+    };
+    const done = transaction(t.ctx.db, async (trx) => {
+      await insertNotification(trx, row);
+      await sendByEmail(storm.ctx, trx, row, seams);
+    });
+    return { id, done };
+  }
+
+  /** The storm's minute with its first notifications sent alone and the next one in the minute's digest. */
+  async function minuteWithOpenDigest(storm: Storm): Promise<string> {
+    for (let k = 0; k <= EMAILS_ALONE_PER_MINUTE; k += 1) await notify(storm).done;
+    const digest = await t.ctx.db
+      .selectFrom('email_digests')
+      .select(['id', 'email_id'])
+      .where('user_id', '=', storm.userId)
+      .executeTakeFirstOrThrow();
+    expect(digest.email_id).toBeNull();
+    return digest.id;
+  }
+
+  function runDigestJob(storm: Storm, digestId: string, seams: EmailStormSeams = {}): Promise<unknown> {
+    const atMinutesEnd = { ...storm.ctx, clock: { now: () => minute + MINUTE_MS } };
+    // The handler reads nothing of its run.
+    const run = {
+      id: digestId,
+      key: digestId,
+      attempt: 1,
+      readAlong: undefined,
+      maxAttempts: 1,
+      signal: new AbortController().signal,
+    };
+    return emailDigestJob(atMinutesEnd, seams).handle({ digestId }, run);
+  }
+
+  /** A seam that parks its step until released, and tells when the step has got there. */
+  function barrier() {
+    let arrive = () => {};
+    let release = () => {};
+    const reached = new Promise<void>((resolve) => (arrive = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const park = async () => {
+      arrive();
+      await released;
+    };
+    return { park, reached, release };
+  }
+
+  /**
+   * Resolves once the competing step has finished, or waits for a lock (PostgreSQL): the parked step may go
+   * on then, and the race has been run. On SQLite the parked transaction holds the only connection, so the
+   * competing step cannot run a statement before it ends: the race cannot happen there, and the parked
+   * step goes on at once.
+   */
+  async function competingStepHasRun(competing: Promise<unknown>): Promise<void> {
+    if (dialect === 'sqlite') return;
+    let finished = false;
+    competing.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
+    await until('the competing step to finish or wait for the parked one', async () => {
+      if (finished) return true;
+      const waiting = await sql<{ n: number | string }>`
+        select count(*) as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like '%email_digests%'
+      `.execute(t.ctx.db);
+      return Number(waiting.rows[0]?.n) > 0;
+    });
+  }
+
+  /** Every notification named an e-mail that lists it, and no other e-mail lists it: exactly once. */
+  async function expectEachEmailedExactlyOnce(storm: Storm): Promise<void> {
+    const notifications = await t.ctx.db
+      .selectFrom('notifications')
+      .select(['id', 'email_id'])
+      .where('user_id', '=', storm.userId)
+      .execute();
+    const outbox = await t.ctx.db
+      .selectFrom('email_outbox')
+      .select(['id', 'body_text'])
+      .where('recipient', '=', storm.email)
+      .execute();
+    expect(notifications).toHaveLength(storm.nodeNames.size);
+    for (const notification of notifications) {
+      const sentence = `Node ${storm.nodeNames.get(notification.id)} is UNREACHABLE`;
+      const listing = outbox.filter((email) => email.body_text.includes(sentence)).map((email) => email.id);
+      expect({ sentence, named: notification.email_id, listing }).toEqual({
+        sentence,
+        named: expect.any(String),
+        listing: [notification.email_id],
+      });
+    }
+  }
+
+  it('sends alone a notification made while the digest is being written', async () => {
+    const storm = await stormOfNewMinute();
+    const digestId = await minuteWithOpenDigest(storm);
+    const beforeWriting = barrier();
+    const writing = runDigestJob(storm, digestId, { beforeWritingDigest: beforeWriting.park });
+    await beforeWriting.reached;
+
+    const late = notify(storm);
+    await competingStepHasRun(late.done);
+    beforeWriting.release();
+    await Promise.all([writing, late.done]);
+
+    await expectEachEmailedExactlyOnce(storm);
+    const lateRow = await t.ctx.db
+      .selectFrom('notifications')
+      .select('digest_id')
+      .where('id', '=', late.id)
+      .executeTakeFirstOrThrow();
+    expect(lateRow.digest_id).toBeNull();
+  });
+
+  it('lists in the digest a notification that was joining it when the digest job started', async () => {
+    const storm = await stormOfNewMinute();
+    const digestId = await minuteWithOpenDigest(storm);
+    const beforeJoining = barrier();
+    const late = notify(storm, { beforeJoiningDigest: beforeJoining.park });
+    await beforeJoining.reached;
+
+    const writing = runDigestJob(storm, digestId);
+    await competingStepHasRun(writing);
+    beforeJoining.release();
+    await Promise.all([late.done, writing]);
+
+    await expectEachEmailedExactlyOnce(storm);
+    const digest = await t.ctx.db
+      .selectFrom('email_digests')
+      .innerJoin('email_outbox', 'email_outbox.id', 'email_digests.email_id')
+      .select('email_outbox.subject')
+      .where('email_digests.id', '=', digestId)
+      .executeTakeFirstOrThrow();
+    expect(digest.subject).toMatch(/^2 more notifications/);
   });
 });

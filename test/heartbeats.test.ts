@@ -150,3 +150,75 @@ describe('cheap heartbeats', () => {
     expect((await stored(node.id)).node_state).toBe('ALIVE');
   });
 });
+
+// A report without a body and without a Content-Type, in each framing a client may use: nothing said,
+// a zero length, or a chunked body that ends at once (streaming clients; Node's `http.request` after
+// `flushHeaders()`), which Fastify hands to the parsers rather than straight to the route.
+const BODYLESS_FRAMINGS: [string, Record<string, string>][] = [
+  ['no length', {}],
+  ['a zero length', { 'content-length': '0' }],
+  ['a chunked body that ends at once', { 'transfer-encoding': 'chunked' }],
+];
+
+function reportWithoutBody(token: string, framing: Record<string, string>) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agent/report',
+    headers: { 'x-node-token': token, ...framing },
+  });
+}
+
+async function stateChanges(id: string) {
+  return (await eventsOfNode(t.ctx.db, id))
+    .filter((event) => event.type === 'NODE_STATE_CHANGE')
+    .map((event) => `${event.previous_state} → ${event.current_state}`);
+}
+
+describe('a report without a body is a heartbeat', () => {
+  it.each(BODYLESS_FRAMINGS)('makes a NEW node ALIVE as {} does, with %s', async (label, framing) => {
+    const node = await registered(`new, ${label}`);
+    const res = await reportWithoutBody(node.token, framing);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ node_state: 'ALIVE', report_interval_s: 30 });
+    expect((await stored(node.id)).node_state).toBe('ALIVE');
+    expect(await stateChanges(node.id)).toEqual(['NEW → ALIVE']);
+  });
+
+  it.each(BODYLESS_FRAMINGS)('is a repeat from an ALIVE node, with %s', async (label, framing) => {
+    const node = await registered(`alive, ${label}`);
+    await report(node.token, STATE);
+    const before = await stored(node.id);
+    const events = (await eventsOfNode(t.ctx.db, node.id)).length;
+    await tick();
+
+    const res = await reportWithoutBody(node.token, framing);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ node_state: 'ALIVE', report_interval_s: 30 });
+    expect(await stored(node.id)).toEqual(before);
+
+    await t.app.heartbeats.flush();
+    const after = await stored(node.id);
+    expect(Number(after.last_seen_at)).toBeGreaterThan(Number(before.last_seen_at));
+    expect(after.sequence).toBe(before.sequence);
+    expect((await eventsOfNode(t.ctx.db, node.id)).length).toBe(events);
+  });
+
+  it.each([
+    ['a text/plain body', { 'content-type': 'text/plain' }, '{}'],
+    ['an empty text/plain body', { 'content-type': 'text/plain' }, ''],
+    ['a chunked text/plain body', { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }, '{}'],
+    ['a body without a Content-Type', {}, '{}'],
+    ['a chunked body without a Content-Type', { 'transfer-encoding': 'chunked' }, '{}'],
+  ])('still refuses %s with 415, and stores nothing', async (label, headers, payload) => {
+    const node = await registered(`refused, ${label}`);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/agent/report',
+      headers: { 'x-node-token': node.token, ...headers },
+      payload,
+    });
+    expect(res.statusCode, res.body).toBe(415);
+    expect(res.json()).toMatchObject({ statusCode: 415, errorCode: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect((await stored(node.id)).node_state).toBe('NEW');
+  });
+});

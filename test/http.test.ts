@@ -1,5 +1,7 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -112,6 +114,42 @@ describe('transport rules', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(del.status).toBe(404);
+  });
+});
+
+/** A POST over a real socket, framed as Node's client frames a body it has not seen yet: chunked. */
+function chunkedPost(port: number, path: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    request.flushHeaders();
+    request.end(body);
+  });
+}
+
+describe('a request without a body', () => {
+  it('needs no Content-Type on any route, however it is framed; a body still does', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const key = { 'x-api-key': ADMIN_KEY };
+
+    const bodyless = await chunkedPost(port, '/api/v1/apikey', key, '');
+    expect(bodyless.status, JSON.stringify(bodyless.body)).toBe(201);
+    const untyped = await chunkedPost(port, '/api/v1/apikey', key, '{}');
+    expect(untyped.status).toBe(415);
+    const wronglyTyped = await chunkedPost(
+      port,
+      '/api/v1/apikey',
+      { ...key, 'content-type': 'text/plain' },
+      '',
+    );
+    expect(wronglyTyped.status).toBe(415);
+    const nowhere = await chunkedPost(port, '/api/v1/nothing-here', { 'content-type': 'text/plain' }, 'x');
+    expect(nowhere.status).toBe(404);
   });
 });
 

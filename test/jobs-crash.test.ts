@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { databaseNow } from '../src/db/now.js';
 import { claimDue, countJobs, oldestDueAge } from '../src/jobs/repo.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -124,11 +125,10 @@ describe('a worker process killed in the middle of a job', () => {
     // A worker leases the job and dies without a word: no process needed to leave this row behind.
     const [claimed] = await claimDue(db, {
       kind: 'test.orphan',
-      now: clock.now(),
-      leaseUntil: clock.now() + LEASE_MS,
+      now: databaseNow(db, clock),
+      leaseMs: LEASE_MS,
       limit: 1,
       workerId: 'worker-gone',
-      skipLocked: dialect === 'postgres',
     });
     expect(claimed).toBeDefined();
     const state = async () =>

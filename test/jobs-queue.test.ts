@@ -4,7 +4,6 @@ import type { Database, Db } from '../src/db/types.js';
 import { PermanentJobFailure } from '../src/jobs/outcomes.js';
 import { DEFAULT_MAX_ATTEMPTS, JobQueue } from '../src/jobs/queue.js';
 import type { JobHandler, Worker } from '../src/jobs/worker.js';
-import { transaction } from '../src/db/transaction.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
   deferred,
@@ -149,10 +148,10 @@ describe('job keys', () => {
     expect(await jobsOf(db, 'test.key')).toHaveLength(1);
   });
 
-  it('ignores the enqueue of a key whose job is running', async () => {
+  it('makes a new job for the key of a running job: the running one gives its key up', async () => {
     const clockNow = new ManualClock(T0);
     const kindQueue = new JobQueue(db, clockNow);
-    let seenDuringRun = -1;
+    const seen: number[] = [];
     const { worker } = testWorker({
       db,
       queue: kindQueue,
@@ -160,17 +159,26 @@ describe('job keys', () => {
       handlers: [
         {
           kind: 'test.key-running',
-          async handle() {
-            await kindQueue.enqueue(db, 'test.key-running', { v: 2 }, { key: 'busy' });
-            seenDuringRun = (await jobsOf(db, 'test.key-running')).length;
+          async handle(payload: { v: number }) {
+            seen.push(payload.v);
+            // The change this enqueue reports may come after the run read its input: it must run again.
+            if (payload.v === 1) await kindQueue.enqueue(db, 'test.key-running', { v: 2 }, { key: 'busy' });
           },
         },
       ],
     });
     await kindQueue.enqueue(db, 'test.key-running', { v: 1 }, { key: 'busy' });
-    expect(await worker.runDue()).toBe(1);
-    expect(seenDuringRun).toBe(1);
+    expect(await worker.runDue()).toBe(2);
+    expect(seen).toEqual([1, 2]);
     expect(await jobsOf(db, 'test.key-running')).toEqual([]);
+  });
+
+  it('still ignores the enqueue of a key whose job waits', async () => {
+    const clockNow = new ManualClock(T0);
+    const kindQueue = new JobQueue(db, clockNow);
+    await kindQueue.enqueue(db, 'test.key-waiting', { v: 1 }, { key: 'once' });
+    await kindQueue.enqueue(db, 'test.key-waiting', { v: 2 }, { key: 'once' });
+    expect((await jobsOf(db, 'test.key-waiting')).map((job) => JSON.parse(job.payload))).toEqual([{ v: 1 }]);
   });
 
   it('frees the key once the job finished (removed) or went dead', async () => {
@@ -327,95 +335,5 @@ describe('enqueueMany', () => {
   it('does nothing for an empty list', async () => {
     const queue = new JobQueue(db, new ManualClock(T0));
     await queue.enqueueMany(db, []);
-  });
-});
-
-describe('start on commit', () => {
-  let worker: Worker;
-  let queue: JobQueue;
-  const ran: { id: string; attempt: number }[] = [];
-  let onRun = (): void => undefined;
-  const clock = new ManualClock(T0);
-
-  beforeAll(async () => {
-    queue = new JobQueue(db, clock);
-    const handler: JobHandler<{ n: number }> = {
-      kind: 'test.eager',
-      startOnCommit: true,
-      leaseMs: 30_000,
-      async handle(_payload, run) {
-        ran.push({ id: run.id, attempt: run.attempt });
-        onRun();
-      },
-    };
-    // A minute's poll and a clock that does not move: only the hand-over on commit can run these jobs.
-    ({ worker } = testWorker({ db, queue, clock, handlers: [handler], pollMs: 60_000 }));
-    await worker.start();
-  });
-  afterAll(async () => {
-    await worker.stop(1_000);
-  });
-
-  it('leases the job to this worker in its row and starts it once the transaction commits', async () => {
-    const started = deferred();
-    onRun = () => started.resolve();
-    let id = '';
-    await transaction(db, async (trx) => {
-      await queue.enqueue(trx, 'test.eager', { n: 1 });
-      const [row] = await trx.selectFrom('jobs').selectAll().where('kind', '=', 'test.eager').execute();
-      // Leased at birth, its run counted, the lease ending like a claim's would.
-      expect(row).toMatchObject({ locked_by: worker.id, attempts: 1, run_at: T0 + 30_000, state: 'queued' });
-      id = row!.id;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(ran).toEqual([]);
-    });
-    await started.promise;
-    expect(ran).toEqual([{ id, attempt: 1 }]);
-    await waitFor(
-      'the finished job to be removed',
-      async () => (await jobsOf(db, 'test.eager')).length === 0,
-    );
-  });
-
-  it('starts nothing when the transaction rolls back', async () => {
-    const before = ran.length;
-    await expect(
-      transaction(db, async (trx) => {
-        await queue.enqueue(trx, 'test.eager', { n: 2 });
-        throw new Rollback();
-      }),
-    ).rejects.toBeInstanceOf(Rollback);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(ran).toHaveLength(before);
-    expect(await jobsOf(db, 'test.eager')).toEqual([]);
-  });
-
-  it('queues the job unleased, for any worker, outside a transaction that reports its commit', async () => {
-    const started = deferred();
-    onRun = () => started.resolve();
-    await db.transaction().execute(async (trx) => {
-      await queue.enqueue(trx, 'test.eager', { n: 3 });
-      const [row] = await trx.selectFrom('jobs').selectAll().where('kind', '=', 'test.eager').execute();
-      expect(row).toMatchObject({ locked_by: null, attempts: 0, run_at: T0 });
-    });
-    await started.promise;
-    await waitFor(
-      'the finished job to be removed',
-      async () => (await jobsOf(db, 'test.eager')).length === 0,
-    );
-  });
-
-  it('leases nothing to a stopped worker', async () => {
-    const other = new JobQueue(db, clock);
-    const handler: JobHandler<never> = {
-      kind: 'test.eager-stopped',
-      startOnCommit: true,
-      handle: async () => {},
-    };
-    const stopped = testWorker({ db, queue: other, clock, handlers: [handler] }).worker;
-    await stopped.start();
-    await stopped.stop(1_000);
-    await transaction(db, (trx) => other.enqueue(trx, 'test.eager-stopped', null));
-    expect(await jobsOf(db, 'test.eager-stopped')).toMatchObject([{ locked_by: null, attempts: 0 }]);
   });
 });

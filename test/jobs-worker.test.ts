@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonObjectFrom } from 'kysely/helpers/postgres';
+import { databaseNow } from '../src/db/now.js';
 import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
-import { JOB_REMOVED, PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
+import { PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { kindsWithDueJobs } from '../src/jobs/repo.js';
 import type { JobHandler, JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
   deferred,
-  dialect,
   jobsOf,
   ManualClock,
   onlyJob,
@@ -170,54 +169,6 @@ describe('handlers per kind', () => {
     expect(await jobsOf(db, 'test.echo')).toEqual([]);
   });
 
-  it('leaves the job to a handler that removed it with its effects (JOB_REMOVED)', async () => {
-    const { queue, worker } = workerAtT0({
-      kind: 'test.self-removing',
-      async handle(payload: { remove: boolean }, run: JobRun) {
-        if (payload.remove) await db.deleteFrom('jobs').where('id', '=', run.id).execute();
-        return JOB_REMOVED;
-      },
-    });
-    await queue.enqueue(db, 'test.self-removing', { remove: true });
-    await queue.enqueue(db, 'test.self-removing', { remove: false });
-    expect(await worker.runDue()).toBe(2);
-    // The worker wrote nothing for either run: the one the handler kept is still leased to it.
-    const left = await jobsOf(db, 'test.self-removing');
-    expect(left.map((row) => [JSON.parse(row.payload), row.locked_by])).toEqual([
-      [{ remove: false }, worker.id],
-    ]);
-  });
-
-  it('passes what readAlong reads with the claim on PostgreSQL; on SQLite the handler reads for itself', async () => {
-    const seen: unknown[] = [];
-    const { queue, worker } = workerAtT0({
-      kind: 'test.read-along',
-      // The job's own row, found by its key: any correlated subquery will do.
-      readAlong: (key) =>
-        jsonObjectFrom(db.selectFrom('jobs').select(['key', 'max_attempts']).where('key', '=', key)),
-      async handle(_payload, run: JobRun) {
-        seen.push([run.key, run.readAlong]);
-      },
-    });
-    await queue.enqueue(db, 'test.read-along', null, { key: 'k1', maxAttempts: 7 });
-    await queue.enqueue(db, 'test.read-along', null);
-    expect(await worker.runDue()).toBe(2);
-    // Two jobs of one millisecond: in either order.
-    expect(new Map(seen as [string | null, unknown][])).toEqual(
-      new Map<string | null, unknown>(
-        dialect === 'postgres'
-          ? [
-              ['k1', { key: 'k1', max_attempts: 7 }],
-              [null, null],
-            ]
-          : [
-              ['k1', undefined],
-              [null, undefined],
-            ],
-      ),
-    );
-  });
-
   it('refuses two handlers for one kind', () => {
     const queue = new JobQueue(db, systemClock);
     const handler = { kind: 'test.twice', handle: async () => undefined };
@@ -267,14 +218,22 @@ describe('the poll', () => {
     await queue.enqueue(db, 'test.poll-later', null, { runAt: T0 + 120_000 });
     await worker.start();
     try {
-      expect(await kindsWithDueJobs(db, ['test.poll-soon', 'test.poll-later', 'test.poll-idle'], T0)).toEqual(
-        [],
-      );
+      expect(
+        await kindsWithDueJobs(
+          db,
+          ['test.poll-soon', 'test.poll-later', 'test.poll-idle'],
+          databaseNow(db, new ManualClock(T0)),
+        ),
+      ).toEqual([]);
       clock.set(T0 + 60_000);
       await waitFor('the poll to run the job now due', () => ran.length === 1);
-      expect(await kindsWithDueJobs(db, ['test.poll-later', 'test.poll-idle'], T0 + 120_000)).toEqual([
-        'test.poll-later',
-      ]);
+      expect(
+        await kindsWithDueJobs(
+          db,
+          ['test.poll-later', 'test.poll-idle'],
+          databaseNow(db, new ManualClock(T0 + 120_000)),
+        ),
+      ).toEqual(['test.poll-later']);
       clock.set(T0 + 120_000);
       await waitFor('the poll to run the second', () => ran.length === 2);
       expect(ran).toEqual(['test.poll-soon', 'test.poll-later']);

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from './support/error-shape.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-/** Every paged list (contract §1): `{total_count, results}`, page from 0, size 1–100 (default 25). */
+/**
+ * Every paged list (docs/rules/api.md#lists): `{total_count, results}`, page from 0, size 1–100
+ * (default 25).
+ */
 const LISTS = [
   '/api/v2/role',
   '/api/v2/org',

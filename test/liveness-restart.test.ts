@@ -4,9 +4,9 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { serviceEnv } from './support/service-env.js';
 import { Server } from './support/service-process.js';
 
-// The restart grace (contract §6) with a real restart: edgewatch killed, down for longer than the
-// heartbeat timeout, started again. The node could not report meanwhile, so it gets one full timeout
-// from the restart before it is judged, and is judged after that.
+// The restart grace (docs/rules/alerts-and-fleet.md#liveness) with a real restart: edgewatch killed, down for
+// longer than the heartbeat timeout, started again. The node could not report meanwhile, so it gets one full
+// timeout from the restart before it is judged, and is judged after that.
 const TIMEOUT_S = 1;
 const KEY = `ew_${randomBytes(24).toString('base64url')}`;
 let database: TestDatabase | undefined;

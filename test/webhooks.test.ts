@@ -714,7 +714,6 @@ describe('headers stored before the header rules refused them', () => {
         consecutive_failures: 0,
         retry_at: null,
         last_failure_at: null,
-        probe_until: null,
         created_at: now,
         updated_at: now,
       });

@@ -14,7 +14,7 @@ import { countJobs, listDead, reviveDead } from '../jobs/repo.js';
 import { isoUtc } from '../lib/clock.js';
 import { SEND_EMAIL } from '../mail/mailer.js';
 import { RoleError, ROLES, serve, type Role } from '../server.js';
-import { createWorker } from '../worker.js';
+import { createWorker } from '../background.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_FLAP_RATE,

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { transaction } from './transaction.js';
+import { inSavepoint, transaction } from './transaction.js';
 import type { Database, Db } from './types.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -24,10 +24,10 @@ export interface CommitGroupOptions {
  * pages of every table and index it touched), so under load one commit serves many units; when idle, a unit
  * waits for nobody.
  *
- * Units run one after the other in the shared transaction, and each resolves only once it has committed. If
- * any unit fails, the transaction rolls back and every unit of it runs again in a transaction of its own, so
- * a unit sees its own error only and the others' work is not lost. Units must therefore be safe to run twice
- * (they are database work, re-read what they need, and register what follows a commit with `afterCommit`).
+ * Units run one after the other in the shared transaction, each in a savepoint of its own, and each
+ * resolves only once it has committed. A unit that fails is rolled back to its savepoint (its writes and
+ * its `afterCommit` hooks gone) and sees its own error; the others go on and commit. No unit ever runs
+ * twice. Should the commit itself fail, every unit of it sees that error.
  */
 export class CommitGroup {
   private readonly waiting: Unit[] = [];
@@ -72,18 +72,29 @@ export class CommitGroup {
 
   private async commit(units: Unit[]): Promise<void> {
     if (units.length === 1) return this.alone(units[0] as Unit);
-    let results: unknown[];
+    type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+    let outcomes: Outcome[];
     try {
-      results = await transaction(this.db, async (trx) => {
-        const done: unknown[] = [];
-        for (const unit of units) done.push(await unit.work(trx));
+      outcomes = await transaction(this.db, async (trx) => {
+        const done: Outcome[] = [];
+        for (const unit of units) {
+          try {
+            done.push({ ok: true, value: await inSavepoint(trx, () => unit.work(trx)) });
+          } catch (error) {
+            done.push({ ok: false, error });
+          }
+        }
         return done;
       });
-    } catch {
-      for (const unit of units) await this.alone(unit);
+    } catch (error) {
+      for (const unit of units) unit.reject(error);
       return;
     }
-    units.forEach((unit, k) => unit.resolve(results[k]));
+    units.forEach((unit, k) => {
+      const outcome = outcomes[k] as Outcome;
+      if (outcome.ok) unit.resolve(outcome.value);
+      else unit.reject(outcome.error);
+    });
   }
 
   private async alone(unit: Unit): Promise<void> {

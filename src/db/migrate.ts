@@ -16,6 +16,7 @@ import * as silences from './migrations/0013_silences.js';
 import * as emailDigests from './migrations/0014_email_digests.js';
 import * as pendingDeliveriesIndex from './migrations/0015_pending_deliveries_index.js';
 import * as jobsDueIndexById from './migrations/0016_jobs_due_index_by_id.js';
+import * as deliveryQueue from './migrations/0017_delivery_queue.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0014_email_digests': emailDigests,
   '0015_pending_deliveries_index': pendingDeliveriesIndex,
   '0016_jobs_due_index_by_id': jobsDueIndexById,
+  '0017_delivery_queue': deliveryQueue,
 };
 
 export interface MigrationReport {

@@ -1,11 +1,19 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
 import type { Database, Db, Executor } from './types.js';
 
 const commitHooks = new WeakMap<Executor, (() => void)[]>();
+const hookLoggers = new WeakMap<Db, Logger>();
+
+/** Where a throwing `afterCommit` hook of this database's transactions is logged. */
+export function logCommitHooksTo(db: Db, logger: Logger): void {
+  hookLoggers.set(db, logger);
+}
 
 /**
  * Runs `work` in a transaction that can tell its callees when it has committed: what they register with
- * `afterCommit` runs right after the commit, and never when the transaction rolls back.
+ * `afterCommit` runs right after the commit, and never when the transaction rolls back. A hook that
+ * throws is logged and changes nothing else: the transaction has committed, and its caller learns that.
  */
 export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   const hooks: (() => void)[] = [];
@@ -13,7 +21,13 @@ export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) 
     commitHooks.set(trx, hooks);
     return work(trx);
   });
-  for (const hook of hooks) hook();
+  for (const hook of hooks) {
+    try {
+      hook();
+    } catch (error) {
+      hookLoggers.get(db)?.error({ err: error }, 'an after-commit hook failed');
+    }
+  }
   return result;
 }
 
@@ -26,4 +40,24 @@ export function afterCommit(db: Executor, hook: () => void): boolean {
   if (hooks === undefined) return false;
   hooks.push(hook);
   return true;
+}
+
+/**
+ * Runs `work` inside a savepoint of `trx`: if it throws, its writes and the hooks it registered are undone
+ * and the transaction goes on without them.
+ */
+export async function inSavepoint<T>(trx: Transaction<Database>, work: () => Promise<T>): Promise<T> {
+  const hooks = commitHooks.get(trx);
+  const registered = hooks?.length ?? 0;
+  await sql`savepoint unit`.execute(trx);
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    await sql`rollback to savepoint unit`.execute(trx);
+    hooks?.splice(registered);
+    throw error;
+  }
+  await sql`release savepoint unit`.execute(trx);
+  return result;
 }

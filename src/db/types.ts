@@ -70,7 +70,7 @@ export interface LoginAttemptsTable {
   at: number;
 }
 
-export type WebhookDisabledReason = 'unverified' | 'edited' | 'failing';
+export type WebhookDisabledReason = 'unverified' | 'edited' | 'failing' | 'gone';
 
 export interface WebhooksTable {
   id: string;
@@ -90,8 +90,6 @@ export interface WebhooksTable {
   retry_at: number | null;
   /** When the last counted failure was recorded: requests started before it do not count again. */
   last_failure_at: number | null;
-  /** While a probe request is under way after a failure, the others wait until this time. */
-  probe_until: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -135,7 +133,12 @@ export interface DeliveriesTable {
   status: DeliveryStatus;
   attempts: number;
   last_attempt_at: number | null;
+  /** When a pending delivery is due (its webhook's gate permitting). */
   next_attempt_at: number | null;
+  /** While a request for it is in flight: no other claim takes it, and it fills one of its webhook's slots. */
+  lease_until: number | null;
+  /** 1 when its owner asked to send it now: the webhook's next request, even before the gate opens. */
+  retry_requested: Generated<number>;
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;

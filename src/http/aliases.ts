@@ -1,8 +1,8 @@
 import { badRequest } from './errors.js';
 
 /**
- * A field that the product's published client sends under another name (contract §3): either name is
- * accepted with the same rules, and giving both at once is refused rather than guessed between.
+ * A field that the product's published client sends under another name (docs/rules/api.md#aliases): either
+ * name is accepted with the same rules, and giving both at once is refused rather than guessed between.
  */
 export function eitherName<
   Body extends object,

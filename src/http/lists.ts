@@ -47,8 +47,9 @@ export interface ListSchemaOptions<Item extends TSchema, Filters extends TProper
 }
 
 /**
- * The query and response schemas of every `GET /api/v2/...` list (contract §1): `{total_count, results}`,
- * paged with `page` and `size`, in an order stated in the description. Unknown query parameters → 400.
+ * The query and response schemas of every `GET /api/v2/...` list (docs/rules/api.md#lists): `{total_count,
+ * results}`, paged with `page` and `size`, in an order stated in the description. Unknown query parameters →
+ * 400.
  */
 export function listSchema<Item extends TSchema, Filters extends TProperties = Record<never, TSchema>>(
   options: ListSchemaOptions<Item, Filters>,

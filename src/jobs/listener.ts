@@ -3,7 +3,6 @@ import type pg from 'pg';
 import { dedicatedConnection } from '../db/connect.js';
 import type { Db } from '../db/types.js';
 import { JOBS_CHANNEL } from './queue.js';
-import { LISTENER_NAME_PREFIX } from './wake-targets.js';
 
 export interface JobListener {
   close(): Promise<void>;
@@ -12,15 +11,13 @@ export interface JobListener {
 const RECONNECT_MS = 1_000;
 
 /**
- * PostgreSQL: LISTEN on the jobs channel over a connection of its own, named after the worker, and call
- * `onJobs(kind)` for each notification from this schema (several schemas may share one server) meant for
- * every worker or for this one. A lost connection is opened again; until then the workers' poll finds the
- * jobs.
+ * PostgreSQL: LISTEN on the jobs channel over a connection of its own and call `onJobs(kind)` for each
+ * notification from this schema (several schemas may share one server). A lost connection is opened
+ * again; until then the workers' poll finds the jobs.
  */
 export async function listenForJobs(
   db: Db,
   logger: Logger,
-  workerId: string,
   onJobs: (kind: string) => void,
 ): Promise<JobListener> {
   let client: pg.PoolClient | undefined;
@@ -30,15 +27,11 @@ export async function listenForJobs(
   const connect = async (): Promise<void> => {
     const connection = await dedicatedConnection(db);
     if (connection === undefined) return;
-    const { rows } = await connection.query<{ schema: string }>(
-      `select current_schema() as schema, set_config('application_name', ${LISTENER_NAME_PREFIX} || $1, false)`,
-      [workerId],
-    );
+    const { rows } = await connection.query<{ schema: string }>('select current_schema() as schema');
     const prefix = `${rows[0]?.schema ?? 'public'}:`;
     connection.on('notification', (message) => {
       if (message.payload?.startsWith(prefix) !== true) return;
-      const [kind = '', target] = message.payload.slice(prefix.length).split('>');
-      if (target === undefined || target === workerId) onJobs(kind);
+      onJobs(message.payload.slice(prefix.length));
     });
     connection.on('error', (error) => {
       logger.warn({ err: error }, 'job notifications lost; reconnecting');
@@ -69,7 +62,7 @@ export async function listenForJobs(
     client = undefined;
     if (connection === undefined) return;
     try {
-      await connection.query(`UNLISTEN ${JOBS_CHANNEL}; RESET application_name`);
+      await connection.query(`UNLISTEN ${JOBS_CHANNEL}`);
       connection.release();
     } catch {
       connection.release(true);

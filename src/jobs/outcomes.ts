@@ -21,10 +21,3 @@ export class PermanentJobFailure extends Error {
     this.name = 'PermanentJobFailure';
   }
 }
-
-/**
- * What a handler returns when it deleted its own job in the transaction (or statement) that recorded its
- * effects, so that the two commit together: the worker then has nothing left to write for the run.
- */
-export const JOB_REMOVED = 'job-removed';
-export type JobRemoved = typeof JOB_REMOVED;

@@ -1,4 +1,5 @@
-import { sql, type AliasableExpression, type Expression } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
+import { isPostgres } from '../db/connect.js';
 import type { Executor, JobsTable } from '../db/types.js';
 
 export type JobRow = JobsTable;
@@ -10,16 +11,7 @@ export type JobRow = JobsTable;
 export type ClaimedJob = Pick<
   JobRow,
   'id' | 'kind' | 'payload' | 'key' | 'attempts' | 'max_attempts' | 'locked_by'
-> & {
-  /** What the kind's readAlong found for the job, when the claim read it (null: nothing). */
-  read_along?: unknown;
-};
-
-/**
- * An expression for one value per claimed job, given the job's key (a correlated subquery): read by the
- * claim's own statement, it saves the handler a round trip for what every run reads first.
- */
-export type ReadAlong = (key: Expression<string | null>) => AliasableExpression<unknown>;
+>;
 
 /** What fences a write of a run. */
 type RunFence = Pick<ClaimedJob, 'id' | 'attempts' | 'locked_by'>;
@@ -32,16 +24,34 @@ export interface NewJob {
   runAt: number;
   maxAttempts: number;
   createdAt: number;
-  /** A job leased at birth to a worker of this process (its run counted): see JobHandler.startOnCommit. */
-  lease?: { workerId: string };
 }
 
 /**
- * Inserts jobs in one statement; a job whose key an unfinished job of its kind holds is skipped. Returns
- * the ids of the jobs inserted.
+ * Inserts jobs; a job whose key a waiting job of its kind holds is skipped (that job will do). A running
+ * job gives its key up to the new one (graphile-worker's rule): it may have read its input before the
+ * change this enqueue reports, so skipping the new job could lose that change.
  */
-export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise<string[]> {
-  if (jobs.length === 0) return [];
+export async function insertJobs(
+  db: Executor,
+  jobs: readonly NewJob[],
+  now: RawBuilder<number>,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const inserted = new Set(await insertSkippingWaitingKeys(db, jobs));
+  const refused = jobs.filter((job) => !inserted.has(job.id) && job.key !== null);
+  if (refused.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set({ key: null })
+    .where('state', '=', 'queued')
+    .where('locked_by', 'is not', null)
+    .where('run_at', '>', now)
+    .where((eb) => eb.or(refused.map((job) => eb.and([eb('kind', '=', job.kind), eb('key', '=', job.key)]))))
+    .execute();
+  await insertSkippingWaitingKeys(db, refused);
+}
+
+async function insertSkippingWaitingKeys(db: Executor, jobs: readonly NewJob[]): Promise<string[]> {
   const inserted = await db
     .insertInto('jobs')
     .values(
@@ -52,9 +62,9 @@ export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise
         key: job.key,
         state: 'queued' as const,
         run_at: job.runAt,
-        attempts: job.lease === undefined ? 0 : 1,
+        attempts: 0,
         max_attempts: job.maxAttempts,
-        locked_by: job.lease?.workerId ?? null,
+        locked_by: null,
         last_error: null,
         created_at: job.createdAt,
       })),
@@ -71,51 +81,40 @@ export async function insertJobs(db: Executor, jobs: readonly NewJob[]): Promise
 }
 
 /**
- * Takes up to `limit` due jobs of one kind and leases them until `leaseUntil`. On PostgreSQL the rows are
+ * Takes up to `limit` due jobs of one kind and leases them for `leaseMs`: one statement, the due rows
+ * chosen in a materialized CTE (so the LIMIT holds however the planner runs it) and, on PostgreSQL,
  * locked with SKIP LOCKED, so concurrent workers never take the same job; SQLite has one writer.
  */
 export async function claimDue(
   db: Executor,
-  options: {
-    kind: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    workerId: string;
-    skipLocked: boolean;
-    /** PostgreSQL only (SQLite has no data-modifying WITH): a value read for each job, by its key. */
-    readAlong?: ReadAlong;
-  },
+  options: { kind: string; now: RawBuilder<number>; leaseMs: number; limit: number; workerId: string },
 ): Promise<ClaimedJob[]> {
-  let due = db
-    .selectFrom('jobs')
-    .select('id')
-    .where('kind', '=', options.kind)
-    .where('state', '=', 'queued')
-    .where('run_at', '<=', options.now)
-    .orderBy('run_at')
-    .orderBy('id')
-    .limit(options.limit);
-  if (options.skipLocked) due = due.forUpdate().skipLocked();
-  const claim = db
+  const { now } = options;
+  const claimed = await db
+    .with(
+      (cte) => cte('due').materialized(),
+      (qb) => {
+        const due = qb
+          .selectFrom('jobs')
+          .select('id')
+          .where('kind', '=', options.kind)
+          .where('state', '=', 'queued')
+          .where('run_at', '<=', now)
+          .orderBy('run_at')
+          .orderBy('id')
+          .limit(options.limit);
+        return isPostgres(db) ? due.forUpdate().skipLocked() : due;
+      },
+    )
     .updateTable('jobs')
     .set((eb) => ({
-      run_at: options.leaseUntil,
+      run_at: eb(now, '+', options.leaseMs),
       attempts: eb('attempts', '+', 1),
       locked_by: options.workerId,
     }))
-    .where('id', 'in', due)
-    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by']);
-  const { readAlong } = options;
-  const claimed: ClaimedJob[] =
-    readAlong === undefined
-      ? await claim.execute()
-      : await db
-          .with('claimed', () => claim)
-          .selectFrom('claimed')
-          .selectAll('claimed')
-          .select((eb) => readAlong(eb.ref('claimed.key')).as('read_along'))
-          .execute();
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+    .returning(['id', 'kind', 'payload', 'key', 'attempts', 'max_attempts', 'locked_by'])
+    .execute();
   // RETURNING follows no order; ids are time-ordered (UUIDv7, to the millisecond), so a batch starts
   // with the oldest jobs.
   return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -128,7 +127,7 @@ export async function claimDue(
 export async function kindsWithDueJobs(
   db: Executor,
   kinds: readonly string[],
-  now: number,
+  now: RawBuilder<number>,
 ): Promise<string[]> {
   if (kinds.length === 0) return [];
   const row = await db
@@ -231,7 +230,7 @@ export async function moveByKey(
   kind: string,
   key: string,
   runAt: number,
-  now: number,
+  now: RawBuilder<number>,
 ): Promise<boolean> {
   const result = await db
     .updateTable('jobs')

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import { isPostgres } from '../db/connect.js';
+import { databaseNow } from '../db/now.js';
 import type { Db } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { listenForJobs, type JobListener } from './listener.js';
 import type { JobMetrics } from './metrics.js';
-import { JOB_REMOVED, PermanentJobFailure, RetryJobAt, type JobRemoved } from './outcomes.js';
+import { PermanentJobFailure, RetryJobAt } from './outcomes.js';
 import type { JobQueue } from './queue.js';
 import * as repo from './repo.js';
-import type { ReadAlong } from './repo.js';
 
 /** What a handler knows of the run it is in. */
 export interface JobRun {
@@ -17,8 +17,6 @@ export interface JobRun {
   key: string | null;
   /** 1 for the first run, 2 for the first retry, ... */
   attempt: number;
-  /** What the kind's `readAlong` read with the claim (null: nothing found); undefined when not read. */
-  readAlong: unknown;
   maxAttempts: number;
   /** Aborted when the worker stops and the run has outlived the shutdown deadline. */
   signal: AbortSignal;
@@ -30,32 +28,13 @@ export interface JobRun {
  */
 export interface JobHandler<P = never> {
   kind: string;
-  /** Resolves when the run succeeded; JOB_REMOVED when the handler deleted the job itself. */
-  handle(payload: P, run: JobRun): Promise<void | JobRemoved>;
+  /** Resolves when the run succeeded. */
+  handle(payload: P, run: JobRun): Promise<void>;
   /** Runs of this kind at once in one worker process (default 1). */
   concurrency?: number;
-  /**
-   * Jobs claimed beyond the free slots and held in the worker until a slot frees (default 0). Claims are
-   * round trips, so a cheap, busy kind runs many times faster with a few hundred; they are leased from the
-   * claim, so a slow kind keeps this small (a held job whose lease is half gone is given back unrun).
-   */
-  prefetch?: number;
-  /**
-   * PostgreSQL: what every run of this kind reads first, for each job by its key, read by the statement
-   * that claims the jobs (one round trip less per batch) and passed as `run.readAlong`. It is what was true
-   * at the claim: a kind that also prefetches gets held jobs' values as old as their wait. Jobs not claimed
-   * that way (SQLite, started on commit) come without it, and the handler reads for itself.
-   */
-  readAlong?: ReadAlong;
   /** How long a run may take before another worker may take the job (default: the worker's). */
   leaseMs?: number;
   backoff?: BackoffPolicy;
-  /**
-   * Jobs of this kind enqueued in this process, in a transaction begun with `transaction()`, are leased to
-   * this worker in their own row and started as soon as that transaction commits: no claim round trip, no
-   * wake. For busy kinds whose latency counts; a crash leaves the lease to run out, as for any claimed job.
-   */
-  startOnCommit?: boolean;
   /**
    * A periodic task instead of enqueued jobs: one job of this kind exists (key `every`), runs at each
    * tick of this interval, whatever the number of worker processes, and is never dead.
@@ -90,11 +69,12 @@ interface InFlight {
   abort: AbortController;
 }
 
-/** Claims and runs the jobs of one kind, up to its concurrency, holding up to `prefetch` more. */
+/**
+ * Claims and runs the jobs of one kind, never more at once than its concurrency: only this loop starts
+ * runs, and it claims at most the slots free when it claims.
+ */
 class KindRunner {
   readonly inFlight = new Map<string, InFlight>();
-  /** Claimed, not started yet; with the time their lease ends. */
-  held: { job: repo.ClaimedJob; leaseEnds: number }[] = [];
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -124,49 +104,18 @@ class KindRunner {
   }
 
   private async run(): Promise<void> {
-    const prefetch = this.handler.prefetch ?? 0;
     while (!this.stopping) {
       const free = this.concurrency - this.inFlight.size;
-      if (free > 0 && this.held.length > 0) {
-        await this.launchHeld(free);
-        continue;
-      }
       if (free <= 0 || !this.wakeRequested) {
         await this.sleep();
         continue;
       }
       this.wakeRequested = false;
-      const limit = free + prefetch;
-      const claimed = await this.worker.claim(this.handler, limit);
-      for (const job of claimed.slice(0, free)) this.launch(job);
-      const leaseEnds = this.worker.leaseEnd(this.handler);
-      for (const job of claimed.slice(free)) this.held.push({ job, leaseEnds });
+      const claimed = await this.worker.claim(this.handler, free);
+      for (const job of claimed) this.launch(job);
       // A full batch may have left more due jobs behind: look again at once.
-      if (claimed.length === limit) this.wakeRequested = true;
+      if (claimed.length === free) this.wakeRequested = true;
     }
-  }
-
-  /** Jobs leased to this worker when they were enqueued: started in the free slots, the others held. */
-  adopt(jobs: repo.ClaimedJob[]): void {
-    if (this.stopping) {
-      void this.worker.release(jobs);
-      return;
-    }
-    const leaseEnds = this.worker.leaseEnd(this.handler);
-    const free = Math.max(0, this.concurrency - this.inFlight.size - this.held.length);
-    for (const job of jobs.slice(0, free)) this.launch(job);
-    for (const job of jobs.slice(free)) this.held.push({ job, leaseEnds });
-    if (this.held.length > 0) this.wakeUp?.();
-  }
-
-  /** Starts held jobs in the free slots; one whose lease is half gone goes back to the queue instead. */
-  private async launchHeld(free: number): Promise<void> {
-    const now = this.worker.now();
-    const halfLease = (this.handler.leaseMs ?? this.worker.leaseMs) / 2;
-    const next = this.held.splice(0, free);
-    const stale = next.filter((entry) => entry.leaseEnds - now < halfLease);
-    for (const entry of next) if (!stale.includes(entry)) this.launch(entry.job);
-    if (stale.length > 0) await this.worker.release(stale.map((entry) => entry.job));
   }
 
   /** Until a wake (an enqueue, the worker's poll finding due jobs, stop) or a freed slot. */
@@ -181,9 +130,8 @@ class KindRunner {
     const abort = new AbortController();
     const done = this.worker.execute(this.handler, job, abort.signal).finally(() => {
       this.inFlight.delete(job.id);
-      // A slot is free: start a held job or claim again at once if jobs may be waiting, else wait for a
-      // wake or the poll.
-      if (this.wakeRequested || this.held.length > 0) this.wakeUp?.();
+      // A slot is free: claim again at once if jobs may be waiting, else wait for a wake or the poll.
+      if (this.wakeRequested) this.wakeUp?.();
     });
     this.inFlight.set(job.id, { job, done, abort });
   }
@@ -201,7 +149,6 @@ export class Worker {
   private readonly runners = new Map<string, KindRunner>();
   private listener: JobListener | undefined;
   private stopWake: (() => void) | undefined;
-  private stopLocalRuns: (() => void)[] = [];
   private finished: string[] = [];
   private flushScheduled = false;
   private lastFlush: Promise<void> = Promise.resolve();
@@ -231,18 +178,8 @@ export class Worker {
       })),
     );
     this.stopWake = queue.onWake((kind) => this.runners.get(kind)?.wake());
-    for (const runner of this.runners.values()) {
-      if (runner.handler.startOnCommit !== true) continue;
-      this.stopLocalRuns.push(
-        queue.runLocally(runner.handler.kind, {
-          workerId: this.id,
-          leaseMs: runner.handler.leaseMs ?? this.leaseMs,
-          start: (jobs) => runner.adopt(jobs),
-        }),
-      );
-    }
     if (isPostgres(db)) {
-      this.listener = await listenForJobs(db, this.options.logger, this.id, (kind) => queue.wakeLocal(kind));
+      this.listener = await listenForJobs(db, this.options.logger, (kind) => queue.wakeLocal(kind));
     }
     for (const runner of this.runners.values()) runner.start();
     this.polling = this.poll();
@@ -262,7 +199,6 @@ export class Worker {
     this.stopPolling?.();
     await this.polling;
     this.stopWake?.();
-    for (const stop of this.stopLocalRuns.splice(0)) stop();
     await this.listener?.close();
     for (const runner of this.runners.values()) runner.stop();
     await Promise.all([...this.runners.values()].map((runner) => runner.loop));
@@ -273,10 +209,7 @@ export class Worker {
     clearTimeout(timer);
     const left = running();
     for (const entry of left) entry.abort.abort();
-    const held = [...this.runners.values()].flatMap((runner) =>
-      runner.held.splice(0).map((entry) => entry.job),
-    );
-    const unfinished = [...left.map((entry) => entry.job), ...held];
+    const unfinished = left.map((entry) => entry.job);
     if (unfinished.length > 0) {
       await this.release(unfinished);
       this.options.logger.warn({ worker: this.id, released: unfinished.length }, 'job leases given back');
@@ -303,7 +236,11 @@ export class Worker {
       });
       if (this.pollingStopped) return;
       try {
-        const due = await repo.kindsWithDueJobs(this.options.db, kinds, this.now());
+        const due = await repo.kindsWithDueJobs(
+          this.options.db,
+          kinds,
+          databaseNow(this.options.db, this.options.clock),
+        );
         for (const kind of due) this.runners.get(kind)?.wake();
       } catch (error) {
         this.options.logger.error({ err: error, worker: this.id }, 'looking for due jobs failed');
@@ -315,16 +252,11 @@ export class Worker {
     return this.options.clock.now();
   }
 
-  /** When a lease taken now for this handler's kind ends. */
-  leaseEnd(handler: JobHandler<never>): number {
-    return this.now() + (handler.leaseMs ?? this.leaseMs);
-  }
-
   /** Gives claimed jobs back, due at once, and wakes the other workers rather than leave them to their poll. */
   async release(jobs: readonly repo.ClaimedJob[]): Promise<void> {
     await this.write(() => repo.releaseJobs(this.options.db, jobs, this.now()));
     for (const kind of new Set(jobs.map((job) => job.kind))) {
-      await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind, { everyone: true }));
+      await this.write(() => this.options.queue.wakeAfterCommit(this.options.db, kind));
     }
   }
 
@@ -352,16 +284,13 @@ export class Worker {
   /** Leases up to `limit` due jobs of the handler's kind; a failed claim is logged and waits for the poll. */
   async claim(handler: JobHandler<never>, limit: number): Promise<repo.ClaimedJob[]> {
     const { db, clock } = this.options;
-    const now = clock.now();
     try {
       return await repo.claimDue(db, {
         kind: handler.kind,
-        now,
-        leaseUntil: now + (handler.leaseMs ?? this.leaseMs),
+        now: databaseNow(db, clock),
+        leaseMs: handler.leaseMs ?? this.leaseMs,
         limit,
         workerId: this.id,
-        skipLocked: isPostgres(db),
-        ...(handler.readAlong !== undefined && isPostgres(db) ? { readAlong: handler.readAlong } : {}),
       });
     } catch (error) {
       this.options.logger.error({ err: error, kind: handler.kind }, 'claiming jobs failed');
@@ -374,16 +303,15 @@ export class Worker {
     let outcome: 'succeeded' | 'retried' | 'dead';
     try {
       const payload = JSON.parse(job.payload) as never;
-      const result = await handler.handle(payload, {
+      await handler.handle(payload, {
         id: job.id,
         key: job.key,
         attempt: job.attempts,
         maxAttempts: job.max_attempts,
-        readAlong: job.read_along,
         signal,
       });
       outcome = 'succeeded';
-      if (result !== JOB_REMOVED) await this.succeeded(handler, job);
+      await this.succeeded(handler, job);
     } catch (error) {
       outcome = await this.failed(handler, job, error);
     }

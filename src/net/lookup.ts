@@ -13,8 +13,8 @@ function dnsFailure(error: NodeJS.ErrnoException | null): OutboundError {
 
 /**
  * A `lookup` for `net.connect` that resolves every address of the name and refuses the name unless every one
- * is allowed (contract §3). The socket connects to what this returns, so there is no second resolution a
- * rebinding DNS server could answer differently.
+ * is allowed (docs/rules/webhooks.md#outbound-calls). The socket connects to what this returns, so there is
+ * no second resolution a rebinding DNS server could answer differently.
  */
 export function vettedLookup(allowed: Network[]): LookupFunction {
   return (hostname, options, callback) => {

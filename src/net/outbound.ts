@@ -78,9 +78,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number) {
 }
 
 /**
- * The one client for customer endpoints (contract §3): https only, every resolved address vetted and the
- * socket connected to exactly those, certificates verified against trusted roots and the host name,
- * redirects returned rather than followed, one hard deadline, a capped body.
+ * The one client for customer endpoints (docs/rules/webhooks.md#outbound-calls): https only, every resolved
+ * address vetted and the socket connected to exactly those, certificates verified against trusted roots and
+ * the host name, redirects returned rather than followed, one hard deadline, a capped body.
  *
  * `send` throws an OutboundError for a non-https URL or a refused address ('blocked_address'), for headers
  * the HTTP client will not send ('bad_request'), and for 'dns', 'tls', 'timeout', 'refused' (and

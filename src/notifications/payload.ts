@@ -8,7 +8,7 @@ import { TYPE_INFO, type NotificationType, type ResourceKind } from './types.js'
  */
 export type NotificationPayload = NotificationBody;
 
-/** What happened, as the fleet's events record it (contract §6). */
+/** What happened, as the fleet's events record it (docs/rules/alerts-and-fleet.md#events). */
 export interface EventFacts {
   id: string;
   type: NotificationType;

@@ -7,7 +7,9 @@ export const NotificationSchema = Type.Object(
     id: Type.String({ description: 'Event id; the same event sent to several channels keeps it.' }),
     type: Type.Union(NOTIFICATION_TYPES.map((type) => Type.Literal(type))),
     display_type: Type.String({ description: 'A person\'s name for the type, e.g. "Node state change".' }),
-    condition: Type.String({ description: 'The alert_me value the event matched (contract §4).' }),
+    condition: Type.String({
+      description: 'The alert_me value the event matched (docs/rules/alerts-and-fleet.md#conditions).',
+    }),
     sequence: Type.Integer({
       description: "Per resource, strictly increasing: order a resource's notifications by it.",
     }),

@@ -19,8 +19,9 @@ export interface TypeInfo {
   displayName: string;
   resourceKind: ResourceKind;
   /**
-   * The values of `alert_me` (contract §4), in the order answers list them: the state a resource
-   * entered, which address changed, the percentage of a validity used up, or an upgrade's status.
+   * The values of `alert_me` (docs/rules/alerts-and-fleet.md#conditions), in the order answers list them: the
+   * state a resource entered, which address changed, the percentage of a validity used up, or an upgrade's
+   * status.
    */
   conditions: readonly string[];
   /** Whether `duration` (minutes the condition must hold) applies. */

@@ -10,8 +10,9 @@ import { createLogger } from '../../src/observability/logger.js';
 import { closeContext, openContext } from '../../src/runtime.js';
 import { countJobs } from '../../src/jobs/repo.js';
 import type { Worker } from '../../src/jobs/worker.js';
+import type { Dispatcher, DispatchPauses } from '../../src/features/deliveries/dispatcher.js';
 import { listOutbox } from '../../src/mail/repo.js';
-import { createWorker } from '../../src/worker.js';
+import { createBackground, type Background } from '../../src/background.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export { dialect } from './database.js';
@@ -45,6 +46,8 @@ export interface TestApp {
   logs: string[];
   /** The in-process job worker, as `serve` runs it. */
   worker: Worker;
+  /** The in-process delivery dispatcher, as `serve` runs it (not started with `background: false`). */
+  dispatcher: Dispatcher;
   /** Resolves once no job is due or running (what the work caused so far has been done or rescheduled). */
   jobsSettled(): Promise<void>;
   request(method: InjectOptions['method'], url: string, options?: RequestOptions): Promise<TestResponse>;
@@ -58,6 +61,10 @@ export interface TestApp {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** false: neither the job worker nor the dispatcher runs by itself; the test drives them (runDue). */
+  background?: false;
+  /** Test seams in the dispatcher's runs. */
+  pauses?: DispatchPauses;
   /** PEM certificates the webhook client trusts besides the system roots (the test CA). */
   extraTrustedCertificates?: string[];
 }
@@ -90,17 +97,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await bootstrap(ctx, { presetKey: ADMIN_KEY });
   const app = await buildApp(ctx);
   await app.ready();
-  const worker = createWorker(ctx);
-  await worker.start();
+  const background: Background = createBackground(ctx, options.pauses ? { pauses: options.pauses } : {});
+  const { worker, dispatcher } = background;
+  if (options.background !== false) await background.start();
 
   const jobsSettled = async () => {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       const counts = await countJobs(ctx.db, ctx.clock.now());
-      if (!counts.some((row) => row.state === 'due' || row.state === 'running')) return;
+      const busy = counts.some((row) => row.state === 'due' || row.state === 'running');
+      if (!busy && !(await deliveriesUnderWay(ctx))) return;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    throw new Error('jobs still due or running after 15 s');
+    throw new Error('jobs or deliveries still due or running after 15 s');
   };
 
   const request: TestApp['request'] = async (method, url, opts = {}) => {
@@ -164,16 +173,40 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     database,
     logs,
     worker,
+    dispatcher,
     jobsSettled,
     request,
     userWithRoles,
     async close() {
-      await worker.stop(1_000);
+      await background.stop(1_000);
       await app.close();
       await closeContext(ctx);
       await database.drop();
     },
   };
+}
+
+/** Whether a webhook delivery is in flight, or due now at an open gate. */
+async function deliveriesUnderWay(ctx: AppContext): Promise<boolean> {
+  const now = ctx.clock.now();
+  const row = await ctx.db
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .select('deliveries.id')
+    .where('deliveries.status', '=', 'pending')
+    .where((eb) =>
+      eb.or([
+        eb('deliveries.lease_until', '>', now),
+        eb.and([
+          eb('deliveries.next_attempt_at', '<=', now),
+          eb('webhooks.is_enabled', '=', 1),
+          eb.or([eb('webhooks.retry_at', 'is', null), eb('webhooks.retry_at', '<=', now)]),
+        ]),
+      ]),
+    )
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The token of the newest verification e-mail to an address, read from the outbox. */

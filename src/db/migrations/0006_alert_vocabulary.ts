@@ -12,9 +12,9 @@ const ALL_CONDITIONS: Record<string, string> = {
 };
 
 /**
- * The product's own alert vocabulary (contract §4): a tunnel that went down is TERMINATED, not
- * DISCONNECTED, and every type has conditions, all of them when an alert named none. Cached alert lists
- * are invalidated by bumping every user's subscriptions version.
+ * The product's own alert vocabulary (docs/rules/alerts-and-fleet.md#conditions): a tunnel that went down is
+ * TERMINATED, not DISCONNECTED, and every type has conditions, all of them when an alert named none. Cached
+ * alert lists are invalidated by bumping every user's subscriptions version.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`update alerts set alert_me = replace(alert_me, 'DISCONNECTED', 'TERMINATED')

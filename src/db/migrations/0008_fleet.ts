@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The fleet (contract §6): nodes registered by operators, the tunnels and services their agents report,
- * and every change as an event, stored in the transaction of the change. Timestamps are epoch ms.
+ * The fleet (docs/rules/alerts-and-fleet.md#fleet-model): nodes registered by operators, the tunnels and
+ * services their agents report, and every change as an event, stored in the transaction of the change.
+ * Timestamps are epoch ms.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

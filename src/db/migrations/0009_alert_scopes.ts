@@ -7,9 +7,9 @@ const SCOPES = [
 ] as const;
 
 /**
- * Alert scopes (contract §4): an alert may watch one node (with its tunnels and services), one tunnel or
- * one service. No foreign keys: removing a scoped resource is refused or takes its alerts explicitly,
- * and the indexes serve both that lookup and matching events to alerts.
+ * Alert scopes (docs/rules/alerts-and-fleet.md#scopes): an alert may watch one node (with its tunnels and
+ * services), one tunnel or one service. No foreign keys: removing a scoped resource is refused or takes its
+ * alerts explicitly, and the indexes serve both that lookup and matching events to alerts.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   for (const [column, index] of SCOPES) {

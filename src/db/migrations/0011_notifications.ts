@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Notifications (one per alert and event) and their webhook deliveries with every attempt (contract §3).
- * A webhook keeps its own retry gate: after a failed request nothing else goes to it before `retry_at`.
+ * Notifications (one per alert and event) and their webhook deliveries with every attempt
+ * (docs/rules/webhooks.md#deliveries). A webhook keeps its own retry gate: after a failed request nothing
+ * else goes to it before `retry_at`.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 
 /**
  * The published client sends `channel_type: null, channel_id: null` for e-mail alerts and may write the
- * channel type in upper case, as answers show it (contract §4). Before validation, a null channel field
- * becomes an absent one and the channel type is lower-cased, so the schema and the rules see one form.
+ * channel type in upper case, as answers show it (docs/rules/alerts-and-fleet.md#channels). Before
+ * validation, a null channel field becomes an absent one and the channel type is lower-cased, so the schema
+ * and the rules see one form.
  */
 export function acceptClientChannelForms(
   request: FastifyRequest,

@@ -113,7 +113,7 @@ function emailChannelOf(db: Executor, userId: string) {
   return db.selectFrom('email_channels').select('id').where('user_id', '=', userId);
 }
 
-/** Something an alert can be scoped to (contract §4). */
+/** Something an alert can be scoped to (docs/rules/alerts-and-fleet.md#scopes). */
 export type ScopeTarget = { node: string } | { tunnel: string } | { service: string };
 
 /** The alerts that watch the target: for a node, also those scoped to its tunnels and services. */

@@ -79,9 +79,9 @@ function normalizeAlertMe(type: NotificationType, alertMe: string | undefined): 
 }
 
 /**
- * Contract §4 rules for one type; problems are listed per field so one answer fixes them all.
- * `alert_me` defaults to every condition of the type. `duration` is kept only by the types that use
- * it: the published client sends it with every type, so the others accept it and drop it.
+ * The settings rules for one type (docs/rules/alerts-and-fleet.md#settings); problems are listed per field so
+ * one answer fixes them all. `alert_me` defaults to every condition of the type. `duration` is kept only by
+ * the types that use it: the published client sends it with every type, so the others accept it and drop it.
  */
 export function normalizeSettings(
   type: NotificationType,

@@ -33,8 +33,9 @@ async function resourceScope(
 }
 
 /**
- * Contract §4: each scope names something that exists and the caller may see (else 404), inside the
- * organizations the alert watches (else 400); a tunnel or service given with a node must be on it.
+ * Each scope (docs/rules/alerts-and-fleet.md#scopes) names something that exists and the caller may see (else
+ * 404), inside the organizations the alert watches (else 400); a tunnel or service given with a node must be
+ * on it.
  */
 export async function checkScopes(
   db: Executor,

@@ -60,7 +60,7 @@ export async function attemptsOf(db: Executor, deliveryIds: readonly string[]) {
 }
 
 /** A delivery still on its way (pending) or waiting for its webhook (held) is not sent again by a replay. */
-const REPLAYABLE: DeliveryStatus[] = ['delivered', 'failed', 'expired'];
+export const REPLAYABLE: DeliveryStatus[] = ['delivered', 'failed', 'expired'];
 
 /** The webhook's deliveries made since `since` that a replay sends again, oldest first. */
 export async function replayable(db: Executor, webhookId: string, since: number) {

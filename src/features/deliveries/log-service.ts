@@ -1,11 +1,12 @@
 import type { ServiceContext } from '../../context.js';
 import { transaction } from '../../db/transaction.js';
-import type { DeliveryStatus } from '../../db/types.js';
-import { conflict, notFound } from '../../http/errors.js';
+import type { DeliveryStatus, Executor } from '../../db/types.js';
+import { conflict, notFound, unprocessable } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
-import { loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
+import { DISABLED_WEBHOOK_MESSAGE, loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
+import { readWebhookEnabled } from './repo.js';
 import * as log from './log-repo.js';
 import { requeueDeliveries } from './start.js';
 
@@ -83,23 +84,35 @@ export function presentAttempt(attempt: log.DeliveryAttemptRow) {
   };
 }
 
-const RETRYABLE: DeliveryStatus[] = ['failed', 'expired'];
+const RETRYABLE: DeliveryStatus[] = ['failed', 'expired', 'pending'];
+
+/** Inside the transaction that sends again: the webhook is read under a share lock, so no disable slips in. */
+async function requireEnabledNow(trx: Executor, webhookId: string): Promise<void> {
+  if (!(await readWebhookEnabled(trx, webhookId))) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
+}
 
 /**
- * A failed or expired delivery sent again, now (after the webhook's own retry time, should it be failing):
- * the same delivery id, so a receiver that already has it recognizes it.
+ * A delivery sent again now, with the same delivery id, so a receiver that already has it recognizes it:
+ * a failed or expired one, or a pending one waiting for its webhook's retry time. It is the webhook's next
+ * request even before that time (a failing webhook still gets one request at a time).
  */
 export async function retryDelivery(ctx: ServiceContext, webhookId: string, deliveryId: string) {
-  const webhook = await loadOwnWebhook(ctx, webhookId);
-  requireEnabled(webhook);
+  requireEnabled(await loadOwnWebhook(ctx, webhookId));
   const row = await loadDelivery(ctx, webhookId, deliveryId);
   if (!RETRYABLE.includes(row.status)) {
     throw conflict(
-      `The delivery is ${row.status}: only a failed or expired one can be sent again` +
+      `The delivery is ${row.status}: only a failed, expired or pending one can be sent again` +
         (row.status === 'delivered' ? ' (a delivered one is sent again by a replay).' : '.'),
     );
   }
-  await transaction(ctx.db, (trx) => requeueDeliveries(ctx, trx, [row]));
+  const moved = await transaction(ctx.db, async (trx) => {
+    await requireEnabledNow(trx, webhookId);
+    return requeueDeliveries(ctx, trx, [row], RETRYABLE, { retryRequested: true });
+  });
+  if (moved === 0) {
+    const now = await loadDelivery(ctx, webhookId, deliveryId);
+    throw conflict(`The delivery became ${now.status} meanwhile; it was not sent again.`);
+  }
   return present((await log.findDelivery(ctx.db, webhookId, deliveryId)) ?? row);
 }
 
@@ -110,12 +123,11 @@ export async function retryDelivery(ctx: ServiceContext, webhookId: string, deli
  */
 export async function replayWebhook(ctx: ServiceContext, webhookId: string, sinceText: string) {
   const since = instant('since', sinceText, 'body') as number;
-  const webhook = await loadOwnWebhook(ctx, webhookId);
-  requireEnabled(webhook);
+  requireEnabled(await loadOwnWebhook(ctx, webhookId));
   const queued = await transaction(ctx.db, async (trx) => {
+    await requireEnabledNow(trx, webhookId);
     const rows = await log.replayable(trx, webhookId, since);
-    await requeueDeliveries(ctx, trx, rows);
-    return rows.length;
+    return requeueDeliveries(ctx, trx, rows, log.REPLAYABLE);
   });
   ctx.logger.info({ webhook: webhookId, queued }, 'webhook replay queued');
   return { queued };

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { requeueDeliveries } from './start.js';
 
-/** Held notifications older than this, or beyond the newest MAX_HELD of a webhook, expire (contract §3). */
+/** Held notifications older than this, or beyond the newest MAX_HELD of a webhook, expire (docs/rules/webhooks.md#held-notifications). */
 export const HELD_FOR_AT_MOST_MS = 7 * 86_400_000;
 export const MAX_HELD = 1_000;
 
@@ -63,14 +63,12 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  if (held.length === 0) return 0;
-  await requeueDeliveries(ctx, trx, held);
   await trx
     .updateTable('webhooks')
-    .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
+    .set({ consecutive_failures: 0, retry_at: null })
     .where('id', '=', webhookId)
     .execute();
-  return held.length;
+  return requeueDeliveries(ctx, trx, held, ['held']);
 }
 
 /** Expires what every disabled webhook has held too long or beyond its newest MAX_HELD. */

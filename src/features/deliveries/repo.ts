@@ -1,67 +1,229 @@
-import { jsonObjectFrom } from 'kysely/helpers/postgres';
+import type { RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
-import type { Executor } from '../../db/types.js';
-import type { ReadAlong } from '../../jobs/repo.js';
+import type { DeliveryStatus, Executor } from '../../db/types.js';
 
-/** Deliveries with what sending them needs: the body and the webhook. */
-function deliveriesToSend(db: Executor) {
-  return db
+/**
+ * The delivery queue's SQL. A pending delivery is due once `next_attempt_at` has come; a claim leases it
+ * (`lease_until`) and counts the claim in `attempts`, which then fences every write of that run. The
+ * webhook's gate and slots are read in the claim's own transaction, under a lock of the webhook's row on
+ * PostgreSQL (SQLite has one writer), so two claims can never fill the same slot.
+ * See docs/deliveries.md.
+ */
+
+/** A claimed delivery with what sending it needs. `attempts` is this run's fence. */
+export interface ClaimedDelivery {
+  id: string;
+  attempts: number;
+  notification_id: string;
+  webhook_id: string;
+  /** When the claim was made, on the clock the leases use: a failure counted after it is the same burst. */
+  claimed_at: number;
+  payload: string;
+  occurred_at: number;
+  url: string;
+  headers: string;
+  secret_sealed: string;
+}
+
+export interface ClaimOptions {
+  now: RawBuilder<number>;
+  leaseMs: number;
+  /** Deliveries claimed at most (the dispatcher's free slots). */
+  limit: number;
+  /** Requests in flight per webhook at most, across every process; 1 while the webhook is failing. */
+  perWebhook: number;
+  /** A test seam: awaited once the ready webhooks are locked, before their slots are counted. */
+  afterLock?: () => Promise<void>;
+}
+
+/** Webhooks ready to be sent to at most this many at once: a claim is one short transaction. */
+const WEBHOOKS_PER_CLAIM = 50;
+
+/**
+ * Leases up to `limit` due deliveries, never more per webhook than its free slots, and none to a webhook
+ * that is disabled or waiting for its retry time (unless its owner asked to retry that delivery now).
+ * Runs in the caller's transaction.
+ */
+export async function claimDue(trx: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const { now } = options;
+  const webhooks = await lockReadyWebhooks(trx, now);
+  if (webhooks.length === 0) return [];
+  await options.afterLock?.();
+  const inFlight = await countInFlight(
+    trx,
+    webhooks.map((webhook) => webhook.id),
+    now,
+  );
+  const candidates = await dueDeliveries(trx, webhooks, options);
+  const free = new Map(
+    webhooks.map((webhook) => [
+      webhook.id,
+      (webhook.consecutive_failures > 0 ? 1 : options.perWebhook) - (inFlight.get(webhook.id) ?? 0),
+    ]),
+  );
+  const picked: string[] = [];
+  for (const candidate of candidates) {
+    if (picked.length === options.limit) break;
+    const slots = free.get(candidate.webhook_id) ?? 0;
+    if (slots <= 0) continue;
+    free.set(candidate.webhook_id, slots - 1);
+    picked.push(candidate.id);
+  }
+  if (picked.length === 0) return [];
+  await trx
+    .updateTable('deliveries')
+    .set((eb) => ({
+      lease_until: eb(now, '+', options.leaseMs),
+      attempts: eb('attempts', '+', 1),
+      retry_requested: 0,
+    }))
+    .where('id', 'in', picked)
+    .execute();
+  const claimed = await trx
     .selectFrom('deliveries')
     .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
     .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
     .select([
       'deliveries.id',
-      'deliveries.status',
+      'deliveries.attempts',
       'deliveries.notification_id',
+      'deliveries.webhook_id',
       'notifications.payload',
       'notifications.occurred_at',
-      'webhooks.id as webhook_id',
-      'webhooks.user_id as owner_id',
-      'webhooks.name as webhook_name',
       'webhooks.url',
       'webhooks.headers',
       'webhooks.secret_sealed',
-      'webhooks.is_enabled',
-      'webhooks.consecutive_failures',
-      'webhooks.retry_at',
-      'webhooks.probe_until',
-    ]);
-}
-
-/** The deliveries with these ids, in the order of `ids` (undefined for one that is gone). */
-export async function findDeliveriesToSend(db: Executor, ids: readonly string[]) {
-  const rows = await deliveriesToSend(db).where('deliveries.id', 'in', ids).execute();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.map((id) => byId.get(id));
+    ])
+    .select((eb) => eb(eb.ref('deliveries.lease_until'), '-', options.leaseMs).as('claimed_at'))
+    .where('deliveries.id', 'in', picked)
+    .orderBy('deliveries.next_attempt_at')
+    .orderBy('deliveries.id')
+    .execute();
+  return claimed.map((row) => ({
+    ...row,
+    attempts: Number(row.attempts),
+    occurred_at: Number(row.occurred_at),
+    claimed_at: Number(row.claimed_at),
+  }));
 }
 
 /**
- * PostgreSQL: the delivery a job is keyed by, as one JSON value, for the claim to read along (its numbers
- * and strings come back as the row's own: no column here is a type JSON would change).
+ * The webhooks with something to send now, locked (PostgreSQL, skipping those another claim or an outcome
+ * holds: it will see them next): enabled, and either past their retry time or holding a delivery whose
+ * retry the owner asked for.
  */
-export function deliveryToSendByKey(db: Executor): ReadAlong {
-  return (key) => jsonObjectFrom(deliveriesToSend(db).where('deliveries.id', '=', key));
+async function lockReadyWebhooks(trx: Executor, now: RawBuilder<number>) {
+  let query = trx
+    .selectFrom('webhooks')
+    .select(['id', 'consecutive_failures', 'retry_at'])
+    .where('is_enabled', '=', 1)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('deliveries')
+          .select('deliveries.id')
+          .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
+          .where('deliveries.status', '=', 'pending')
+          .where('deliveries.next_attempt_at', '<=', now)
+          .where((inner) =>
+            inner.or([
+              inner('deliveries.lease_until', 'is', null),
+              inner('deliveries.lease_until', '<=', now),
+            ]),
+          )
+          .where((inner) =>
+            inner.or([
+              inner('webhooks.retry_at', 'is', null),
+              inner('webhooks.retry_at', '<=', now),
+              inner('deliveries.retry_requested', '=', 1),
+            ]),
+          ),
+      ),
+    )
+    .orderBy('id')
+    .limit(WEBHOOKS_PER_CLAIM);
+  if (isPostgres(trx)) query = query.forUpdate().skipLocked();
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    id: row.id,
+    consecutive_failures: row.consecutive_failures,
+    retry_at: row.retry_at === null ? null : Number(row.retry_at),
+  }));
 }
 
-export type DeliveryToSend = NonNullable<Awaited<ReturnType<typeof findDeliveriesToSend>>[number]>;
-
-/** While a webhook fails, one request probes it at a time: true when this caller may. */
-export async function takeProbe(
-  db: Executor,
-  webhookId: string,
-  now: number,
-  until: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('webhooks')
-    .set({ probe_until: until })
-    .where('id', '=', webhookId)
-    .where('consecutive_failures', '>', 0)
-    .where((eb) => eb.or([eb('probe_until', 'is', null), eb('probe_until', '<=', now)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/**
+ * Requests in flight per webhook: deliveries under a live lease, whatever their status now (one held by an
+ * edit while its request is out still fills its slot). A statement of its own, after the webhooks were
+ * locked, so on PostgreSQL it sees every claim committed before.
+ */
+async function countInFlight(trx: Executor, webhookIds: string[], now: RawBuilder<number>) {
+  const rows = await trx
+    .selectFrom('deliveries')
+    .select(['webhook_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('webhook_id', 'in', webhookIds)
+    .where('lease_until', '>', now)
+    .groupBy('webhook_id')
+    .execute();
+  return new Map(rows.map((row) => [row.webhook_id, Number(row.n)]));
 }
 
+/**
+ * The first due deliveries of each locked webhook, oldest first (a retry the owner asked for before
+ * them). While the webhook waits for its retry time, only those asked for.
+ */
+async function dueDeliveries(
+  trx: Executor,
+  webhooks: { id: string; retry_at: number | null }[],
+  options: ClaimOptions,
+) {
+  const { now } = options;
+  const ranked = trx
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .select([
+      'deliveries.id',
+      'deliveries.webhook_id',
+      'deliveries.retry_requested',
+      'deliveries.next_attempt_at',
+    ])
+    .select((eb) =>
+      eb.fn
+        .agg<number>('row_number')
+        .over((over) =>
+          over
+            .partitionBy('deliveries.webhook_id')
+            .orderBy('deliveries.retry_requested', 'desc')
+            .orderBy('deliveries.next_attempt_at')
+            .orderBy('deliveries.id'),
+        )
+        .as('place'),
+    )
+    .where(
+      'deliveries.webhook_id',
+      'in',
+      webhooks.map((webhook) => webhook.id),
+    )
+    .where('deliveries.status', '=', 'pending')
+    .where('deliveries.next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]))
+    .where((eb) =>
+      eb.or([
+        eb('webhooks.retry_at', 'is', null),
+        eb('webhooks.retry_at', '<=', now),
+        eb('deliveries.retry_requested', '=', 1),
+      ]),
+    );
+  return trx
+    .selectFrom(ranked.as('ranked'))
+    .select(['id', 'webhook_id'])
+    .where('place', '<=', options.perWebhook)
+    .orderBy('retry_requested', 'desc')
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** One request made for a delivery, as the log keeps it. */
 export interface AttemptRecord {
   id: string;
   deliveryId: string;
@@ -73,187 +235,139 @@ export interface AttemptRecord {
   response: string | null;
 }
 
-function attemptRow(attempt: AttemptRecord) {
-  return {
-    id: attempt.id,
-    delivery_id: attempt.deliveryId,
-    at: attempt.at,
-    duration_ms: attempt.durationMs,
-    status_code: attempt.statusCode,
-    failure: attempt.failure,
-    error: attempt.error,
-    response: attempt.response,
-  };
+/** The run that wrote it: a delivery's row is only ever changed by the run holding its latest claim. */
+export interface RunFence {
+  id: string;
+  attempts: number;
+}
+
+/** Whether a run still holds its delivery's latest claim; the row is locked with it on PostgreSQL. */
+export async function holdsClaim(trx: Executor, run: RunFence): Promise<boolean> {
+  let query = trx
+    .selectFrom('deliveries')
+    .select('id')
+    .where('id', '=', run.id)
+    .where('attempts', '=', run.attempts);
+  if (isPostgres(trx)) query = query.forUpdate();
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Ends a run's lease, fenced by its claim; returns the delivery's notification and status when this run
+ * still holds the latest claim, undefined when it does not (a newer run took it over, or the delivery was
+ * removed with its webhook): then the run records nothing.
+ */
+export async function endLease(
+  trx: Executor,
+  run: RunFence,
+  changes: { status?: DeliveryStatus; nextAttemptAt?: number | null; attempt: AttemptRecord },
+): Promise<{ notification_id: string; status: DeliveryStatus } | undefined> {
+  const { attempt } = changes;
+  const delivered = changes.status === 'delivered';
+  return trx
+    .updateTable('deliveries')
+    .set({
+      lease_until: null,
+      last_attempt_at: attempt.at,
+      last_status_code: attempt.statusCode,
+      last_error: attempt.error,
+      ...(changes.status === undefined ? {} : { status: changes.status }),
+      ...(changes.nextAttemptAt === undefined ? {} : { next_attempt_at: changes.nextAttemptAt }),
+      ...(delivered ? { delivered_at: attempt.at + attempt.durationMs, next_attempt_at: null } : {}),
+    })
+    .where('id', '=', run.id)
+    .where('attempts', '=', run.attempts)
+    .returning(['notification_id', 'status'])
+    .executeTakeFirst();
 }
 
 export async function insertAttempt(db: Executor, attempt: AttemptRecord): Promise<void> {
-  await db.insertInto('delivery_attempts').values(attemptRow(attempt)).execute();
-}
-
-/** A successful request, as recorded with others in one go; its job ends with it. */
-export interface Delivered {
-  notificationId: string;
-  webhookId: string;
-  jobId: string;
-  attempt: AttemptRecord;
-}
-
-/**
- * Records successful requests: their attempts, their deliveries and notifications delivered, their
- * webhooks' failure counts reset, their jobs deleted; together, however many there are. On PostgreSQL
- * that is one statement (the writes as data-modifying WITH clauses), so the worker's round trips per
- * batch stay few; SQLite has no such clauses and runs the five in the caller's transaction.
- */
-export async function recordDelivered(db: Executor, done: readonly Delivered[]): Promise<void> {
-  if (done.length === 0) return;
-  const webhookIds = [...new Set(done.map((item) => item.webhookId))];
-  if (isPostgres(db)) {
-    await db
-      .with('attempts', () => insertAttempts(db, done))
-      .with('deliveries_done', () => markDeliveriesDelivered(db, done))
-      .with('notifications_done', () => markNotificationsDelivered(db, done))
-      .with('webhooks_done', () => clearWebhookFailures(db, webhookIds))
-      .deleteFrom('jobs')
-      .where('id', 'in', jobIdsOf(done))
-      .execute();
-    return;
-  }
-  await insertAttempts(db, done).execute();
-  await markDeliveriesDelivered(db, done).execute();
-  await markNotificationsDelivered(db, done).execute();
-  await clearWebhookFailures(db, webhookIds).execute();
-  await db.deleteFrom('jobs').where('id', 'in', jobIdsOf(done)).execute();
-}
-
-function insertAttempts(db: Executor, done: readonly Delivered[]) {
-  return db.insertInto('delivery_attempts').values(done.map((item) => attemptRow(item.attempt)));
-}
-
-function markDeliveriesDelivered(db: Executor, done: readonly Delivered[]) {
-  return db
-    .updateTable('deliveries')
-    .set((eb) => {
-      // One value per delivery: CASE id WHEN … THEN …, cast so PostgreSQL knows the parameters' type.
-      const perDelivery = (value: (attempt: AttemptRecord) => number, type: 'bigint' | 'integer') => {
-        const [first, ...rest] = done;
-        if (first === undefined) throw new Error('unreachable: done is not empty');
-        let cases = eb
-          .case('id')
-          .when(first.attempt.deliveryId)
-          .then(eb.cast<number>(eb.val(value(first.attempt)), type));
-        for (const item of rest) {
-          cases = cases
-            .when(item.attempt.deliveryId)
-            .then(eb.cast<number>(eb.val(value(item.attempt)), type));
-        }
-        return cases.end();
-      };
-      return {
-        status: 'delivered',
-        attempts: eb('attempts', '+', 1),
-        last_attempt_at: perDelivery((attempt) => attempt.at, 'bigint'),
-        last_status_code: perDelivery((attempt) => attempt.statusCode ?? 0, 'integer'),
-        last_error: null,
-        delivered_at: perDelivery((attempt) => attempt.at + attempt.durationMs, 'bigint'),
-        next_attempt_at: null,
-      };
-    })
-    .where(
-      'id',
-      'in',
-      done.map((item) => item.attempt.deliveryId),
-    );
-}
-
-function jobIdsOf(done: readonly Delivered[]) {
-  return done.map((item) => item.jobId);
-}
-
-function markNotificationsDelivered(db: Executor, done: readonly Delivered[]) {
-  return db
-    .updateTable('notifications')
-    .set({ status: 'delivered' })
-    .where(
-      'id',
-      'in',
-      done.map((item) => item.notificationId),
-    );
-}
-
-/** Sets a delivery's status and its notification's together. */
-export async function setDeliveryStatus(
-  db: Executor,
-  deliveryId: string,
-  notificationId: string,
-  status: 'pending' | 'delivered' | 'held' | 'failed' | 'expired',
-  fields: {
-    attempt?: AttemptRecord;
-    nextAttemptAt?: number | null;
-  } = {},
-): Promise<void> {
-  const attempt = fields.attempt;
   await db
-    .updateTable('deliveries')
-    .set((eb) => ({
-      status,
-      ...(attempt === undefined
-        ? {}
-        : {
-            attempts: eb('attempts', '+', 1),
-            last_attempt_at: attempt.at,
-            last_status_code: attempt.statusCode,
-            last_error: attempt.error,
-            ...(status === 'delivered' ? { delivered_at: attempt.at + attempt.durationMs } : {}),
-          }),
-      ...(fields.nextAttemptAt === undefined ? {} : { next_attempt_at: fields.nextAttemptAt }),
-    }))
-    .where('id', '=', deliveryId)
+    .insertInto('delivery_attempts')
+    .values({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      at: attempt.at,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      failure: attempt.failure,
+      error: attempt.error,
+      response: attempt.response,
+    })
     .execute();
+}
+
+export async function setNotificationStatus(
+  db: Executor,
+  notificationId: string,
+  status: DeliveryStatus,
+): Promise<void> {
   await db.updateTable('notifications').set({ status }).where('id', '=', notificationId).execute();
 }
 
-/** A success: the webhooks' failure counts and retry gates are cleared. */
-function clearWebhookFailures(db: Executor, webhookIds: readonly string[]) {
-  return db
-    .updateTable('webhooks')
-    .set({ consecutive_failures: 0, retry_at: null, probe_until: null })
-    .where('id', 'in', webhookIds)
-    .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('probe_until', 'is not', null)]));
-}
-
 /**
- * Counts a failed request, unless a failure was counted after it started (requests in flight together
- * fail together: one failure, not eight). Returns the count and the retry time when it was counted.
+ * Whether a webhook is enabled, read under a share lock on PostgreSQL: whatever disables it waits for the
+ * caller's transaction, or committed before the read. SQLite's single writer gives the same.
  */
-export async function countFailure(
-  db: Executor,
-  webhookId: string,
-  startedAt: number,
-  now: number,
-  delayFor: (failures: number) => number,
-): Promise<{ failures: number; retryAt: number } | undefined> {
-  let query = db
+export async function readWebhookEnabled(trx: Executor, webhookId: string): Promise<boolean> {
+  let query = trx.selectFrom('webhooks').select('is_enabled').where('id', '=', webhookId);
+  if (isPostgres(trx)) query = query.forShare();
+  const row = await query.executeTakeFirst();
+  return row?.is_enabled === 1;
+}
+
+/** The webhook an outcome is recorded against, locked on PostgreSQL until the outcome commits. */
+export async function lockWebhook(trx: Executor, webhookId: string) {
+  let query = trx
     .selectFrom('webhooks')
-    .select(['consecutive_failures', 'last_failure_at', 'retry_at'])
+    .select([
+      'id',
+      'user_id',
+      'name',
+      'url',
+      'is_enabled',
+      'consecutive_failures',
+      'last_failure_at',
+      'retry_at',
+      'updated_at',
+    ])
     .where('id', '=', webhookId);
-  // Failures recorded by several workers at once are counted one after the other.
-  if (isPostgres(db)) query = query.forUpdate();
-  const webhook = await query.executeTakeFirst();
-  if (webhook === undefined) return undefined;
-  if (webhook.last_failure_at !== null && webhook.last_failure_at > startedAt) return undefined;
-  const failures = webhook.consecutive_failures + 1;
-  const retryAt = now + delayFor(failures);
-  await db
+  if (isPostgres(trx)) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export type LockedWebhook = NonNullable<Awaited<ReturnType<typeof lockWebhook>>>;
+
+/** A success resumes the webhook: its failure count and retry gate are cleared. */
+export async function clearFailures(trx: Executor, webhookId: string): Promise<void> {
+  await trx
     .updateTable('webhooks')
-    .set({ consecutive_failures: failures, last_failure_at: now, retry_at: retryAt, probe_until: null })
+    .set({ consecutive_failures: 0, retry_at: null })
     .where('id', '=', webhookId)
+    .where('consecutive_failures', '>', 0)
     .execute();
-  return { failures, retryAt };
+}
+
+/** A counted failure, at the database's now: the count, and the time before which nothing more is sent. */
+export async function countFailure(
+  trx: Executor,
+  webhookId: string,
+  failures: number,
+  now: RawBuilder<number>,
+  delayMs: number,
+): Promise<number> {
+  const row = await trx
+    .updateTable('webhooks')
+    .set((eb) => ({ consecutive_failures: failures, last_failure_at: now, retry_at: eb(now, '+', delayMs) }))
+    .where('id', '=', webhookId)
+    .returning('retry_at')
+    .executeTakeFirstOrThrow();
+  return Number(row.retry_at);
 }
 
 /**
- * Holds every pending delivery of a webhook that was disabled (their jobs then find nothing to do);
- * returns how many notifications that held.
+ * Holds every pending delivery of a webhook that was disabled, in the transaction that disabled it, with
+ * their notifications; returns how many. One in flight keeps its lease: its run still records the answer.
  */
 export async function holdPending(db: Executor, webhookId: string): Promise<number> {
   const pending = db
@@ -268,9 +382,91 @@ export async function holdPending(db: Executor, webhookId: string): Promise<numb
     .executeTakeFirst();
   await db
     .updateTable('deliveries')
-    .set({ status: 'held', next_attempt_at: null })
+    .set({ status: 'held', next_attempt_at: null, retry_requested: 0 })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'pending')
     .execute();
   return Number(held.numUpdatedRows);
+}
+
+/** Statements touch at most this many deliveries (SQLite's limit on bound values stays far away). */
+const CHUNK = 500;
+
+/**
+ * Deliveries due again from `now`, with their notifications pending; only those still in a status of
+ * `from` (read by the caller before its transaction, so a change meanwhile wins). Returns how many.
+ */
+export async function makePending(
+  db: Executor,
+  deliveries: readonly { id: string; notification_id: string }[],
+  from: readonly DeliveryStatus[],
+  now: RawBuilder<number>,
+  options: { retryRequested?: boolean } = {},
+): Promise<number> {
+  let changed = 0;
+  for (let start = 0; start < deliveries.length; start += CHUNK) {
+    const chunk = deliveries.slice(start, start + CHUNK);
+    const moved = await db
+      .updateTable('deliveries')
+      .set({ status: 'pending', next_attempt_at: now, retry_requested: options.retryRequested ? 1 : 0 })
+      .where(
+        'id',
+        'in',
+        chunk.map((delivery) => delivery.id),
+      )
+      .where('status', 'in', from)
+      .returning('notification_id')
+      .execute();
+    if (moved.length === 0) continue;
+    changed += moved.length;
+    await db
+      .updateTable('notifications')
+      .set({ status: 'pending' })
+      .where(
+        'id',
+        'in',
+        moved.map((row) => row.notification_id),
+      )
+      .execute();
+  }
+  return changed;
+}
+
+/**
+ * Gives unfinished runs back (at shutdown): due again at once, the claim that sent nothing not counted.
+ * Each row is fenced by its run.
+ */
+export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Promise<void> {
+  if (runs.length === 0) return;
+  await db
+    .updateTable('deliveries')
+    .set((eb) => ({ lease_until: null, attempts: eb('attempts', '-', 1) }))
+    .where((eb) =>
+      eb.or(runs.map((run) => eb.and([eb('id', '=', run.id), eb('attempts', '=', run.attempts)]))),
+    )
+    .execute();
+}
+
+/**
+ * Pending deliveries that nothing would ever send, whatever the reason: no due time, or a disabled
+ * webhook (its disabling transaction holds what is pending, so there should be none). A live lease means a
+ * run is under way.
+ */
+export async function findStranded(db: Executor, now: RawBuilder<number>, limit: number) {
+  return db
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .select([
+      'deliveries.id',
+      'deliveries.notification_id',
+      'deliveries.webhook_id',
+      'deliveries.created_at',
+      'webhooks.is_enabled',
+    ])
+    .where('deliveries.status', '=', 'pending')
+    .where((eb) => eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]))
+    .where((eb) => eb.or([eb('deliveries.next_attempt_at', 'is', null), eb('webhooks.is_enabled', '=', 0)]))
+    .orderBy('deliveries.id')
+    .limit(limit)
+    .execute();
 }

@@ -53,12 +53,13 @@ export async function deliveryLogRoutes(app: App): Promise<void> {
       config: { permission: 'webhooks:write' },
       schema: {
         tags,
-        summary: 'Send a failed or expired delivery again, now',
+        summary: 'Send a failed, expired or waiting delivery again, now',
         description:
-          'The same delivery id (X-Service-Delivery), so a receiver that has it already recognizes it. It goes ' +
-          "out at once, or at the webhook's retry time while the webhook is failing. A disabled webhook → 422 " +
-          '(verify it first: that sends what it held); a delivery that is pending, held or delivered → 409 (a ' +
-          `delivered one is sent again by a replay). ${OWN_WEBHOOK}`,
+          'The same delivery id (X-Service-Delivery), so a receiver that has it already recognizes it. A failed ' +
+          "or expired delivery, or a pending one waiting for the webhook's retry time, is the webhook's next " +
+          'request, at once, even before that time (while the webhook is failing it is still the only request in ' +
+          'flight). A disabled webhook → 422 (verify it first: that sends what it held); a delivery that is held ' +
+          `or delivered → 409 (a delivered one is sent again by a replay). ${OWN_WEBHOOK}`,
         params: schemas.DeliveryParams,
         response: responses({ 202: schemas.DeliveryLogEntry }, [401, 403, 404, 409, 422]),
       },

@@ -3,6 +3,7 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notificationPayload, type EventFacts } from '../../notifications/payload.js';
 import type { NotificationType, ResourceKind } from '../../notifications/types.js';
+import { setNotificationStatus } from '../deliveries/repo.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
@@ -85,7 +86,11 @@ function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
   return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
 }
 
-/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest). */
+/**
+ * Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest).
+ * The delivery reads its webhook under a lock: should that disagree with the status the notification was
+ * stored with (a disable committed since the alert was read), the notification follows the delivery.
+ */
 async function dispatch(
   ctx: AppContext,
   trx: Executor,
@@ -93,8 +98,9 @@ async function dispatch(
   webhook: Webhook | undefined,
   now: number,
 ): Promise<void> {
-  if (webhook !== undefined) await startDelivery(ctx, trx, notification.id, webhook, now);
-  else await sendByEmail(ctx, trx, notification);
+  if (webhook === undefined) return sendByEmail(ctx, trx, notification);
+  const status = await startDelivery(ctx, trx, notification.id, webhook.id, now);
+  if (status !== sendingStatus(webhook)) await setNotificationStatus(trx, notification.id, status);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isPostgres } from '../../db/connect.js';
 import type { EmailDigestsTable, Executor } from '../../db/types.js';
 
 /**
@@ -32,8 +33,11 @@ export async function ownerEmail(db: Executor, userId: string): Promise<string> 
   return owner.email;
 }
 
-/** The user's digest of the minute starting at `windowStart`, made with `id` unless it exists already. */
-export async function digestOfMinute(
+/**
+ * The user's digest of the minute starting at `windowStart`, made with `id` unless it exists already, and
+ * locked until the transaction ends (PostgreSQL; on SQLite the transaction has the database to itself).
+ */
+export async function lockDigestOfMinute(
   db: Executor,
   digest: Pick<EmailDigestsTable, 'id' | 'user_id' | 'window_start' | 'created_at'>,
 ): Promise<EmailDigestsTable> {
@@ -42,16 +46,20 @@ export async function digestOfMinute(
     .values({ ...digest, email_id: null })
     .onConflict((oc) => oc.columns(['user_id', 'window_start']).doNothing())
     .execute();
-  return db
+  let query = db
     .selectFrom('email_digests')
     .selectAll()
     .where('user_id', '=', digest.user_id)
-    .where('window_start', '=', digest.window_start)
-    .executeTakeFirstOrThrow();
+    .where('window_start', '=', digest.window_start);
+  if (isPostgres(db)) query = query.forUpdate();
+  return query.executeTakeFirstOrThrow();
 }
 
-export async function findDigest(db: Executor, id: string): Promise<EmailDigestsTable | undefined> {
-  return db.selectFrom('email_digests').selectAll().where('id', '=', id).executeTakeFirst();
+/** The digest, locked until the transaction ends (PostgreSQL), as `lockDigestOfMinute` locks it. */
+export async function lockDigest(db: Executor, id: string): Promise<EmailDigestsTable | undefined> {
+  let query = db.selectFrom('email_digests').selectAll().where('id', '=', id);
+  if (isPostgres(db)) query = query.forUpdate();
+  return query.executeTakeFirst();
 }
 
 /** The notifications a digest took, oldest first. */

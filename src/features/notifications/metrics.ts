@@ -12,6 +12,8 @@ export interface AlertMetrics {
   deliveryAttempt(outcome: string): void;
   /** From the event to its notification's 2xx answer. */
   delivered(seconds: number): void;
+  /** Pending deliveries the sweep found with nothing to send them: should stay 0. */
+  strandedFound(count: number): void;
 }
 
 /** Counts after the commit when the transaction reports it, else at once (a plain statement commits itself). */
@@ -49,6 +51,13 @@ export function registerAlertMetrics(registry: Registry, db: Db, clock: Clock): 
     name: 'edgewatch_delivery_latency_seconds',
     help: 'From an event to its notification delivered to a webhook (2xx), for deliveries recorded by this process.',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const stranded = new Counter({
+    name: 'edgewatch_stranded_deliveries_total',
+    help:
+      'Pending webhook deliveries the sweep found with nothing that would send them (no due time, or a ' +
+      'disabled webhook), then sent or held. Should stay 0: any other value is a bug worth a report.',
     registers: [registry],
   });
   new Gauge({
@@ -95,6 +104,9 @@ export function registerAlertMetrics(registry: Registry, db: Db, clock: Clock): 
     },
     delivered(seconds) {
       latency.observe(seconds);
+    },
+    strandedFound(count) {
+      stranded.inc(count);
     },
   };
 }

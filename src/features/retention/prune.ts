@@ -10,9 +10,10 @@ export const PRUNE_RETENTION = 'retention.prune';
 const HOUR_MS = 3_600_000;
 
 /**
- * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails,
- * dead jobs, fleet events, notifications with their deliveries), and held notifications past their limits
- * expire (contract §3). Idempotent, so a tick that runs twice after a crash does no harm.
+ * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails, dead
+ * jobs, fleet events, notifications with their deliveries), and held notifications past their limits expire
+ * (docs/rules/webhooks.md#held-notifications). Idempotent, so a tick that runs twice after a crash does no
+ * harm.
  */
 export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
   return {

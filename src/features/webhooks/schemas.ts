@@ -86,7 +86,13 @@ export const Webhook = Type.Object({
   headers: Type.Record(Type.String(), Type.String()),
   is_enabled: Type.Boolean(),
   disabled_reason: Type.Union(
-    [Type.Literal('unverified'), Type.Literal('edited'), Type.Literal('failing'), Type.Null()],
+    [
+      Type.Literal('unverified'),
+      Type.Literal('edited'),
+      Type.Literal('failing'),
+      Type.Literal('gone'),
+      Type.Null(),
+    ],
     {
       description: 'Why the webhook is disabled; null when enabled.',
     },

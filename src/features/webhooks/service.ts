@@ -6,6 +6,7 @@ import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken } from '../../lib/tokens.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
+import { holdPending } from '../deliveries/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import * as repo from './repo.js';
@@ -68,7 +69,6 @@ export async function createWebhook(
     consecutive_failures: 0,
     retry_at: null,
     last_failure_at: null,
-    probe_until: null,
     created_at: now,
     updated_at: now,
   };
@@ -118,6 +118,8 @@ export async function updateWebhook(ctx: ServiceContext, id: string, input: Webh
       repo.nextVersion(existing.updated_at, ctx.clock.now()),
     );
     await repo.updateWebhook(trx, id, changes);
+    // Nothing goes to an unverified URL: what was pending waits, held, for the next verify.
+    ctx.alertMetrics.notificationsEntered(trx, 'held', null, await holdPending(trx, id));
     return { ...existing, ...changes };
   });
   return createdAnswer(updated, input.secret ?? ctx.secretBox.open(updated.secret_sealed));

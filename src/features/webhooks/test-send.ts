@@ -3,7 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
 import { samplePayload } from '../../notifications/payload.js';
-import { signatureHeader } from '../../notifications/signing.js';
+import { notificationHeaders } from '../../notifications/signing.js';
 import type { NotificationType } from '../../notifications/types.js';
 import { findOrg } from '../orgs/repo.js';
 import { loadOwnWebhook, requireEnabled } from './service.js';
@@ -12,20 +12,6 @@ export const TEST_DEADLINE_MS = 5_000;
 
 export type TestOutcome =
   { status: number; response: unknown } | { status: null; response: null; error: string };
-
-/** The headers every notification carries: the client's own, then the service's, which win. */
-export function notificationHeaders(
-  clientHeaders: Record<string, string>,
-  signing: { secret: string; timestamp: string; deliveryId: string; body: string },
-): Record<string, string> {
-  return {
-    ...clientHeaders,
-    'Content-Type': 'application/json',
-    'X-Service-Timestamp': signing.timestamp,
-    'X-Service-Delivery': signing.deliveryId,
-    'X-Service-Signature': signatureHeader(signing.secret, signing.timestamp, signing.body),
-  };
-}
 
 function readBody(body: Buffer): unknown {
   const text = body.toString('utf8');

@@ -9,18 +9,18 @@ import { transaction } from '../../../db/transaction.js';
 export const LIVENESS_SWEEP = 'fleet.liveness';
 /**
  * How often the sweep runs. A silent node is UNREACHABLE within the timeout, plus the heartbeat flush
- * the sweep allows for, plus this: NODE_HEARTBEAT_TIMEOUT_S + 4 s (contract §6 allows 5).
+ * the sweep allows for, plus this: NODE_HEARTBEAT_TIMEOUT_S + 4 s (docs/rules/alerts-and-fleet.md#liveness).
  */
 export const SWEEP_EVERY_MS = 3_000;
 const BATCH = 500;
 
 /**
  * Turns ALIVE nodes that have not reported for NODE_HEARTBEAT_TIMEOUT_S into UNREACHABLE, each with its
- * NODE_STATE_CHANGE event, a batch per transaction (contract §6). A NEW node is never judged. Nobody is
- * judged until a full timeout has passed since `judgingFrom` (when this worker started): after edgewatch
- * was down, reports that could not arrive are not held against the nodes. A report may wait in an API
- * process's heartbeat buffer for up to HEARTBEAT_FLUSH_MS, so silence is counted from that much later.
- * Returns how many nodes it turned.
+ * NODE_STATE_CHANGE event, a batch per transaction (docs/rules/alerts-and-fleet.md#liveness). A NEW node is
+ * never judged. Nobody is judged until a full timeout has passed since `judgingFrom` (when this worker
+ * started): after edgewatch was down, reports that could not arrive are not held against the nodes. A report
+ * may wait in an API process's heartbeat buffer for up to HEARTBEAT_FLUSH_MS, so silence is counted from that
+ * much later. Returns how many nodes it turned.
  */
 export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Promise<number> {
   const now = ctx.clock.now();

@@ -1,6 +1,6 @@
 import type { NotificationType, ResourceKind } from '../../../notifications/types.js';
 
-/** A change found in a report, before it is stored as an event (contract §6). */
+/** A change found in a report, before it is stored as an event (docs/rules/alerts-and-fleet.md#events). */
 export interface Change {
   type: NotificationType;
   condition: string;

@@ -49,8 +49,9 @@ export async function receiveReport(
 }
 
 /**
- * Applies an agent's report: the node is ALIVE, and every change to its addresses, upgrade status,
- * tunnels and services is stored as an event in the same transaction as the new state (contract §6).
+ * Applies an agent's report: the node is ALIVE, and every change to its addresses, upgrade status, tunnels
+ * and services is stored as an event in the same transaction as the new state
+ * (docs/rules/alerts-and-fleet.md#events).
  */
 export async function applyReport(
   ctx: AppContext,

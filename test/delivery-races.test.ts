@@ -1,0 +1,367 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Dispatcher, type DispatchPauses } from '../src/features/deliveries/dispatcher.js';
+import { sweepStranded } from '../src/features/deliveries/sweep.js';
+import { isPostgres } from '../src/db/connect.js';
+import type { Executor } from '../src/db/types.js';
+import { aliveNode, until } from './support/fleet.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+import { deferred, type Deferred } from './support/jobs-fixture.js';
+import { scrape, valueOf } from './support/metrics.js';
+import {
+  correctEndpoint,
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+// Each rule of the delivery path, with its race forced: the competing step runs at the racy point of a
+// run (a pause injected there), not at a time a sleep hopes for. See docs/deliveries.md.
+
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+/** What the receiver answers to notifications: a status, or a gate to wait on first. */
+let answer: { status: number; hold?: Promise<void> } = { status: 200 };
+let inFlight = 0;
+let mostInFlight = 0;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  const correct = correctEndpoint(() => endpoint.secret.value);
+  endpoint.receiver.handle(async (request, response) => {
+    if (request.method !== 'POST') return correct(request, response);
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    const { status, hold } = answer;
+    await hold;
+    inFlight -= 1;
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end('{}');
+  });
+  const access = receiverAccess();
+  t = await startTestApp({
+    ...access,
+    background: false,
+    env: { ...access.env, DELIVERY_RETRY_SCHEDULE: '1h', MAX_WEBHOOKS_PER_USER: '50' },
+  });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+let nodes = 0;
+/** `count` notifications to the webhook, each with its pending delivery; returns the deliveries' ids. */
+async function deliveriesTo(webhookId: string, count: number): Promise<string[]> {
+  nodes += 1;
+  const node = await aliveNode(t, `race-${nodes}`);
+  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+    body: {
+      name: `Tunnels of race-${nodes}`,
+      type: 'TUNNEL_STATE_CHANGE',
+      settings: { org_id: orgId, node_id: node.id },
+      channel_type: 'webhook',
+      channel_id: webhookId,
+    },
+  });
+  expect(alert.status, alert.text).toBe(201);
+  const tunnels = Array.from({ length: count }, (_, i) => ({
+    key: `t${i}`,
+    name: `T${i}`,
+    state: 'CONNECTED',
+  }));
+  const report = await t.request('POST', '/api/v1/agent/report', {
+    key: null,
+    headers: { 'x-node-token': node.token },
+    body: { tunnels },
+  });
+  expect(report.status, report.text).toBe(200);
+  const rows = await t.ctx.db
+    .selectFrom('deliveries')
+    .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
+    .select('deliveries.id')
+    .where('deliveries.webhook_id', '=', webhookId)
+    .where('notifications.node_id', '=', node.id)
+    .orderBy('deliveries.id')
+    .execute();
+  expect(rows).toHaveLength(count);
+  return rows.map((row) => row.id);
+}
+
+const dispatcher = (pauses: DispatchPauses = {}) => new Dispatcher(t.ctx, { concurrency: 64, pauses });
+
+const deliveryRow = (id: string) =>
+  t.ctx.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+const webhookRow = (id: string) =>
+  t.ctx.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+const attemptsOf = (id: string) =>
+  t.ctx.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', id).execute();
+
+/** The requests the receiver got for these deliveries. */
+const postsFor = (ids: readonly string[]) =>
+  endpoint.receiver.requests.filter(
+    (r) => r.method === 'POST' && ids.includes(String(r.headers['x-service-delivery'])),
+  );
+
+/**
+ * Resolves once a statement of another session waits for a lock `trx` holds (PostgreSQL). On SQLite the
+ * transaction holds the one connection: whatever was started queues behind it, so a turn of the event
+ * loop to let it start is all it takes.
+ */
+async function blockedBehind(trx: Executor): Promise<void> {
+  if (!isPostgres(trx)) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return;
+  }
+  const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+  const pid = rows[0]!.pid;
+  await until('another session waiting for our lock', async () => {
+    const waiting = await sql<{ n: string }>`
+      select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.ctx.db);
+    return Number(waiting.rows[0]!.n) > 0;
+  });
+}
+
+/** A gate for the receiver: requests wait on it until `open()`. */
+function holdRequests(status = 200): Deferred {
+  const gate = deferred();
+  answer = { status, hold: gate.promise };
+  return gate;
+}
+
+describe('a pending delivery always has a way forward', () => {
+  it('is sent after a verify that commits between a failed run reading its webhook and writing its status', async () => {
+    answer = { status: 503 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Verified mid-run' });
+    const [id] = await deliveriesTo(hook.id, 1);
+    let verify: Promise<{ body: { status: string } }> | undefined;
+    const run = dispatcher({
+      // The webhook is edited (disabled) while its request is out...
+      afterClaim: async () => {
+        const edited = await t.request('PUT', `/api/v1/webhook/${hook.id}`, {
+          body: { name: 'Edited mid-run' },
+        });
+        expect(edited.status, edited.text).toBe(200);
+      },
+      // ...and verified again right after the failed run has read it as disabled.
+      inOutcome: async (_delivery, trx) => {
+        verify = t.request('POST', `/api/v1/webhook/${hook.id}/verify`);
+        await blockedBehind(trx);
+      },
+    });
+    await run.runDue();
+    expect((await verify!).body.status).toBe('SUCCESS');
+    const afterVerify = await deliveryRow(id!);
+    expect((await webhookRow(hook.id)).is_enabled).toBe(1);
+    expect(afterVerify).toMatchObject({ status: 'pending', lease_until: null });
+
+    answer = { status: 200 };
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'delivered' });
+  });
+
+  it('sweeps a delivery left with nothing to send it: logged, counted, sent or held', async () => {
+    answer = { status: 200 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Stranded' });
+    const [undated, onDisabled] = await deliveriesTo(hook.id, 2);
+    // Neither can happen through the service; written by hand to prove the net under the rules.
+    await t.ctx.db
+      .updateTable('deliveries')
+      .set({ next_attempt_at: null })
+      .where('id', '=', undated!)
+      .execute();
+    const other = await enabledWebhook(t, endpoint, { name: 'Disabled by hand' });
+    await t.ctx.db
+      .updateTable('deliveries')
+      .set({ webhook_id: other.id })
+      .where('id', '=', onDisabled!)
+      .execute();
+    await t.ctx.db.updateTable('webhooks').set({ is_enabled: 0 }).where('id', '=', other.id).execute();
+    const counted = async () => valueOf(await scrape(t), 'edgewatch_stranded_deliveries_total') ?? 0;
+    const before = await counted();
+
+    expect(await sweepStranded(t.ctx)).toBe(2);
+    expect((await counted()) - before).toBe(2);
+    expect(t.logs.filter((line) => line.includes('nothing to send it'))).toHaveLength(2);
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(undated!)).toMatchObject({ status: 'delivered' });
+    expect(await deliveryRow(onDisabled!)).toMatchObject({ status: 'held', next_attempt_at: null });
+    expect(await sweepStranded(t.ctx)).toBe(0);
+  });
+});
+
+describe('no re-send after a 2xx', () => {
+  it("records each delivery on its own: a webhook force-deleted mid-send sinks none of another's", async () => {
+    answer = { status: 200 };
+    const doomed = await enabledWebhook(t, endpoint, { name: 'Doomed' });
+    const kept = await enabledWebhook(t, endpoint, { name: 'Kept' });
+    const doomedIds = await deliveriesTo(doomed.id, 3);
+    const keptIds = await deliveriesTo(kept.id, 3);
+    const run = dispatcher({
+      afterClaim: async (claimed) => {
+        expect(claimed.length).toBe(6);
+        const removed = await t.request('DELETE', `/api/v1/user/webhook/${doomed.id}?force=true`);
+        expect(removed.status, removed.text).toBe(200);
+      },
+    });
+    expect(await run.runDue()).toBe(6);
+    for (const id of keptIds)
+      expect(await deliveryRow(id)).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(await dispatcher().runDue()).toBe(0);
+    expect(postsFor(keptIds)).toHaveLength(3);
+    expect(postsFor(doomedIds)).toHaveLength(3);
+  });
+
+  it('fences a run whose lease ran out: it records nothing over the newer run', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Fenced' });
+    const [id] = await deliveriesTo(hook.id, 1);
+    answer = { status: 200 };
+    const stale = dispatcher({
+      afterClaim: async () => {
+        // The lease runs out under this run (a process frozen past it); another run takes the delivery.
+        await t.ctx.db.updateTable('deliveries').set({ lease_until: 0 }).where('id', '=', id!).execute();
+        expect(await dispatcher().runDue()).toBe(1);
+        answer = { status: 503 };
+      },
+    });
+    expect(await stale.runDue()).toBe(1);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200 });
+    expect((await attemptsOf(id!)).map((attempt) => attempt.status_code)).toEqual([200]);
+    expect((await webhookRow(hook.id)).consecutive_failures).toBe(0);
+    expect(t.logs.some((line) => line.includes('taken over or removed meanwhile'))).toBe(true);
+  });
+
+  it('holds no lease while a delivery waits for a slot: only the requests out are leased', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Slots' });
+    const ids = await deliveriesTo(hook.id, 12);
+    const gate = holdRequests();
+    mostInFlight = 0;
+    const running = dispatcher().runDue();
+    await until('eight requests out', () => inFlight === 8);
+    const rows = await Promise.all(ids.map(deliveryRow));
+    const leased = rows.filter((row) => row.lease_until !== null);
+    expect(leased).toHaveLength(8);
+    const leastLease = Math.min(...leased.map((row) => Number(row.lease_until)));
+    expect(leastLease).toBeGreaterThanOrEqual(Date.now() + t.config.deliveryTimeoutMs);
+    expect(rows.filter((row) => row.lease_until === null && row.attempts === 0)).toHaveLength(4);
+    answer = { status: 200 };
+    gate.resolve();
+    await running;
+    expect(mostInFlight).toBe(8);
+    for (const id of ids) expect(await deliveryRow(id)).toMatchObject({ status: 'delivered' });
+  });
+});
+
+describe('the per-webhook gate', () => {
+  it('keeps to the slots of a webhook across dispatchers, however their claims interleave', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Two dispatchers' });
+    const ids = await deliveriesTo(hook.id, 12);
+    const gate = holdRequests();
+    mostInFlight = 0;
+    let second: Promise<number> | undefined;
+    const first = dispatcher({
+      // The second dispatcher claims while the first holds the webhook between its lock and its count.
+      inClaim: async () => {
+        if (second !== undefined) return;
+        second = dispatcher().runDue();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      },
+    });
+    const firstRun = first.runDue();
+    await until('eight requests out', () => inFlight === 8);
+    expect(await second).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(inFlight).toBe(8);
+    answer = { status: 200 };
+    gate.resolve();
+    await firstRun;
+    expect(mostInFlight).toBe(8);
+    expect(postsFor(ids)).toHaveLength(12);
+  });
+
+  it('sends nothing after a failed request before the retry time, and waiting counts no attempt', async () => {
+    answer = { status: 503 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Gate' });
+    const ids = await deliveriesTo(hook.id, 10);
+    const warnings = t.logs.filter((line) => line.includes('"level":40')).length;
+    expect(await dispatcher().runDue()).toBe(8);
+    // The eight went out together and failed together: one failure, and the gate shut for an hour.
+    expect((await webhookRow(hook.id)).consecutive_failures).toBe(1);
+    expect(Number((await webhookRow(hook.id)).retry_at)).toBeGreaterThan(Date.now() + 40 * 60_000);
+    expect(await dispatcher().runDue()).toBe(0);
+    expect(postsFor(ids)).toHaveLength(8);
+    const waiting = (await Promise.all(ids.map(deliveryRow))).filter((row) => row.attempts === 0);
+    expect(waiting).toHaveLength(2);
+    expect(waiting.every((row) => row.status === 'pending' && row.lease_until === null)).toBe(true);
+    expect(t.logs.filter((line) => line.includes('"level":40')).length).toBe(warnings);
+  });
+
+  it('sends nothing to a disabled webhook beyond the requests already out when it was disabled', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Disabled mid-burst' });
+    const ids = await deliveriesTo(hook.id, 12);
+    const gate = holdRequests();
+    const running = dispatcher().runDue();
+    await until('eight requests out', () => inFlight === 8);
+    const edited = await t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Now unverified' } });
+    expect(edited.status, edited.text).toBe(200);
+    answer = { status: 200 };
+    gate.resolve();
+    await running;
+    expect(await dispatcher().runDue()).toBe(0);
+    expect(postsFor(ids)).toHaveLength(8);
+    const statuses = (await Promise.all(ids.map(deliveryRow))).map((row) => row.status);
+    expect(statuses.filter((status) => status === 'delivered')).toHaveLength(8);
+    expect(statuses.filter((status) => status === 'held')).toHaveLength(4);
+  });
+});
+
+describe('retry now', () => {
+  it('sends a pending delivery waiting for its retry time now, with its id; 422 while the webhook is disabled', async () => {
+    answer = { status: 503 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Retry now' });
+    const [id] = await deliveriesTo(hook.id, 1);
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await dispatcher().runDue()).toBe(0);
+
+    answer = { status: 200 };
+    const retried = await t.request('POST', `/api/v1/webhook/${hook.id}/deliveries/${id}/retry`);
+    expect(retried.status, retried.text).toBe(202);
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'delivered', attempts: 2 });
+    expect(new Set(postsFor([id!]).map((r) => r.headers['x-service-delivery']))).toEqual(new Set([id]));
+
+    await t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Retry now, edited' } });
+    const refused = await t.request('POST', `/api/v1/webhook/${hook.id}/deliveries/${id}/retry`);
+    expect(refused.status, refused.text).toBe(422);
+  });
+});
+
+describe('the job queue', () => {
+  it('takes at most its LIMIT in a claim, and concurrent claims never take the same job', async () => {
+    const { claimDue } = await import('../src/jobs/repo.js');
+    const { databaseNow } = await import('../src/db/now.js');
+    await t.ctx.jobs.enqueueMany(
+      t.ctx.db,
+      Array.from({ length: 10 }, (_, n) => ({ kind: 'test.limit', payload: { n } })),
+    );
+    const claim = (workerId: string) =>
+      claimDue(t.ctx.db, {
+        kind: 'test.limit',
+        now: databaseNow(t.ctx.db, t.ctx.clock),
+        leaseMs: 60_000,
+        limit: 3,
+        workerId,
+      });
+    const batches = await Promise.all([claim('a'), claim('b'), claim('c')]);
+    for (const batch of batches) expect(batch.length).toBeLessThanOrEqual(3);
+    const ids = batches.flat().map((job) => job.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(9);
+  });
+});
