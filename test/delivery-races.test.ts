@@ -1,11 +1,17 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Dispatcher, type DispatchPauses } from '../src/features/deliveries/dispatcher.js';
 import { sweepStranded } from '../src/features/deliveries/sweep.js';
 import { isPostgres } from '../src/db/connect.js';
+import { databaseNow } from '../src/db/now.js';
+import { transaction } from '../src/db/transaction.js';
+import { claimDue as claimDeliveries } from '../src/features/deliveries/repo.js';
+import { claimDue as claimJobs } from '../src/jobs/repo.js';
+import { systemClock } from '../src/lib/clock.js';
+import { listOutbox } from '../src/mail/repo.js';
 import type { Executor } from '../src/db/types.js';
 import { aliveNode, until } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { dialect, startTestApp, type TestApp, type TestResponse } from './support/harness.js';
 import { deferred, type Deferred } from './support/jobs-fixture.js';
 import { scrape, valueOf } from './support/metrics.js';
 import {
@@ -44,7 +50,12 @@ beforeAll(async () => {
   t = await startTestApp({
     ...access,
     background: false,
-    env: { ...access.env, DELIVERY_RETRY_SCHEDULE: '1h', MAX_WEBHOOKS_PER_USER: '50' },
+    env: {
+      ...access.env,
+      DELIVERY_RETRY_SCHEDULE: '1h',
+      MAX_WEBHOOKS_PER_USER: '50',
+      MAX_WEBHOOK_ALERTS_PER_USER: '50',
+    },
   });
   orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
 });
@@ -139,7 +150,7 @@ describe('a pending delivery always has a way forward', () => {
     answer = { status: 503 };
     const hook = await enabledWebhook(t, endpoint, { name: 'Verified mid-run' });
     const [id] = await deliveriesTo(hook.id, 1);
-    let verify: Promise<{ body: { status: string } }> | undefined;
+    let verify: Promise<TestResponse> | undefined;
     const run = dispatcher({
       // The webhook is edited (disabled) while its request is out...
       afterClaim: async () => {
@@ -165,15 +176,20 @@ describe('a pending delivery always has a way forward', () => {
     expect(await deliveryRow(id!)).toMatchObject({ status: 'delivered' });
   });
 
-  it('sweeps a delivery left with nothing to send it: logged, counted, sent or held', async () => {
+  it('sweeps a delivery left with no way forward: logged, counted, then sent or held', async () => {
     answer = { status: 200 };
     const hook = await enabledWebhook(t, endpoint, { name: 'Stranded' });
-    const [undated, onDisabled] = await deliveriesTo(hook.id, 2);
-    // Neither can happen through the service; written by hand to prove the net under the rules.
+    const [undated, heldOnEnabled, onDisabled] = await deliveriesTo(hook.id, 3);
+    // None of these can happen through the service; written by hand to prove the net under the rules.
     await t.ctx.db
       .updateTable('deliveries')
       .set({ next_attempt_at: null })
       .where('id', '=', undated!)
+      .execute();
+    await t.ctx.db
+      .updateTable('deliveries')
+      .set({ status: 'held', next_attempt_at: null })
+      .where('id', '=', heldOnEnabled!)
       .execute();
     const other = await enabledWebhook(t, endpoint, { name: 'Disabled by hand' });
     await t.ctx.db
@@ -184,14 +200,57 @@ describe('a pending delivery always has a way forward', () => {
     await t.ctx.db.updateTable('webhooks').set({ is_enabled: 0 }).where('id', '=', other.id).execute();
     const counted = async () => valueOf(await scrape(t), 'edgewatch_stranded_deliveries_total') ?? 0;
     const before = await counted();
+    const logged = () => t.logs.filter((line) => line.includes('had no way forward')).length;
+    const loggedBefore = logged();
 
-    expect(await sweepStranded(t.ctx)).toBe(2);
-    expect((await counted()) - before).toBe(2);
-    expect(t.logs.filter((line) => line.includes('nothing to send it'))).toHaveLength(2);
-    expect(await dispatcher().runDue()).toBe(1);
+    expect(await sweepStranded(t.ctx)).toBe(3);
+    expect((await counted()) - before).toBe(3);
+    expect(logged() - loggedBefore).toBe(3);
+    expect(await dispatcher().runDue()).toBe(2);
     expect(await deliveryRow(undated!)).toMatchObject({ status: 'delivered' });
+    expect(await deliveryRow(heldOnEnabled!)).toMatchObject({ status: 'delivered' });
     expect(await deliveryRow(onDisabled!)).toMatchObject({ status: 'held', next_attempt_at: null });
     expect(await sweepStranded(t.ctx)).toBe(0);
+  });
+
+  /** A webhook enabled with a pending delivery, then disabled by hand: what the sweep exists to find. */
+  async function pendingAtDisabledWebhook(name: string) {
+    const hook = await enabledWebhook(t, endpoint, { name });
+    const [id] = await deliveriesTo(hook.id, 1);
+    await t.ctx.db.updateTable('webhooks').set({ is_enabled: 0 }).where('id', '=', hook.id).execute();
+    return { hook, id: id! };
+  }
+
+  it('holds nothing at a webhook verified after the sweep found it disabled, before it took the lock', async () => {
+    answer = { status: 200 };
+    const { hook, id } = await pendingAtDisabledWebhook('Verified before the sweep locks');
+    const found = await sweepStranded(t.ctx, {
+      afterFinding: async () => {
+        const verified = await t.request('POST', `/api/v1/webhook/${hook.id}/verify`);
+        expect(verified.body.status).toBe('SUCCESS');
+      },
+    });
+    expect(found).toBe(0);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'pending' });
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'delivered' });
+  });
+
+  it('leaves a verify that waits for the sweep to send what the sweep held', async () => {
+    answer = { status: 200 };
+    const { hook, id } = await pendingAtDisabledWebhook('Verified while the sweep holds');
+    let verify: Promise<TestResponse> | undefined;
+    const found = await sweepStranded(t.ctx, {
+      beforeWriting: async (trx) => {
+        verify = t.request('POST', `/api/v1/webhook/${hook.id}/verify`);
+        await blockedBehind(trx);
+      },
+    });
+    expect(found).toBe(1);
+    expect((await verify!).body.status).toBe('SUCCESS');
+    expect(await deliveryRow(id)).toMatchObject({ status: 'pending' });
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'delivered' });
   });
 });
 
@@ -318,6 +377,24 @@ describe('the per-webhook gate', () => {
     expect(statuses.filter((status) => status === 'delivered')).toHaveLength(8);
     expect(statuses.filter((status) => status === 'held')).toHaveLength(4);
   });
+  it('sends nothing more to a webhook disabled by a 410 mid-burst than the requests already out', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Gone mid-burst' });
+    const ids = await deliveriesTo(hook.id, 12);
+    const gate = holdRequests(410);
+    const running = dispatcher().runDue();
+    await until('eight requests out', () => inFlight === 8);
+    gate.resolve();
+    await running;
+    expect(await dispatcher().runDue()).toBe(0);
+    expect(postsFor(ids)).toHaveLength(8);
+    expect(await webhookRow(hook.id)).toMatchObject({ is_enabled: 0, disabled_reason: 'gone' });
+    const rows = await Promise.all(ids.map(deliveryRow));
+    expect(rows.every((row) => row.status === 'held' && row.lease_until === null)).toBe(true);
+    const told = (await listOutbox(t.ctx.db)).filter((mail) =>
+      mail.subject.includes('"Gone mid-burst" was disabled'),
+    );
+    expect(told).toHaveLength(1);
+  });
 });
 
 describe('retry now', () => {
@@ -344,14 +421,12 @@ describe('retry now', () => {
 
 describe('the job queue', () => {
   it('takes at most its LIMIT in a claim, and concurrent claims never take the same job', async () => {
-    const { claimDue } = await import('../src/jobs/repo.js');
-    const { databaseNow } = await import('../src/db/now.js');
     await t.ctx.jobs.enqueueMany(
       t.ctx.db,
       Array.from({ length: 10 }, (_, n) => ({ kind: 'test.limit', payload: { n } })),
     );
     const claim = (workerId: string) =>
-      claimDue(t.ctx.db, {
+      claimJobs(t.ctx.db, {
         kind: 'test.limit',
         now: databaseNow(t.ctx.db, t.ctx.clock),
         leaseMs: 60_000,
@@ -363,5 +438,62 @@ describe('the job queue', () => {
     const ids = batches.flat().map((job) => job.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(9);
+  });
+});
+
+// Last in the file: on SQLite it leaves a lease an hour ahead behind.
+describe("leases on the database's clock", () => {
+  /** `work` run as on a host whose clock is an hour ahead of the database's. */
+  async function anHourAhead<T>(work: () => Promise<T>): Promise<T> {
+    const real = Date.now.bind(Date);
+    const skew = vi.spyOn(Date, 'now').mockImplementation(() => real() + 3_600_000);
+    try {
+      return await work();
+    } finally {
+      skew.mockRestore();
+    }
+  }
+
+  // On PostgreSQL several hosts share the queue, and the database's clock dates every lease. SQLite is one
+  // host's file: its process clock is the only clock, and a jump of it is seen by every claim alike.
+  const stolenOnce = dialect === 'postgres' ? 0 : 1;
+
+  it('a host whose clock runs ahead takes no live lease of a delivery', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Clock ahead' });
+    const [id] = await deliveriesTo(hook.id, 1);
+    const gate = holdRequests();
+    const running = dispatcher().runDue();
+    await until('the request out', () => inFlight === 1);
+    const claim = () =>
+      transaction(t.ctx.db, (trx) =>
+        claimDeliveries(trx, {
+          now: databaseNow(trx, systemClock),
+          leaseMs: 60_000,
+          limit: 10,
+          perWebhook: t.config.deliveryConcurrencyPerWebhook,
+        }),
+      );
+    const stolen = await anHourAhead(claim);
+    // (On SQLite the hour also opens the gates other tests shut: only this webhook's claim is the point.)
+    const ofThisWebhook = stolen.filter((delivery) => delivery.webhook_id === hook.id);
+    expect(ofThisWebhook.map((delivery) => delivery.id)).toEqual(stolenOnce === 0 ? [] : [id]);
+    answer = { status: 200 };
+    gate.resolve();
+    await running;
+    expect(postsFor([id!])).toHaveLength(1);
+  });
+
+  it('a host whose clock runs ahead takes no live lease of a job', async () => {
+    await t.ctx.jobs.enqueue(t.ctx.db, 'test.clock-ahead', null);
+    const claim = (workerId: string) =>
+      claimJobs(t.ctx.db, {
+        kind: 'test.clock-ahead',
+        now: databaseNow(t.ctx.db, systemClock),
+        leaseMs: 60_000,
+        limit: 1,
+        workerId,
+      });
+    expect(await claim('here')).toHaveLength(1);
+    expect(await anHourAhead(() => claim('ahead'))).toHaveLength(stolenOnce);
   });
 });

@@ -5,11 +5,13 @@ import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../sr
 import { PermanentJobFailure, RetryJobAt } from '../src/jobs/outcomes.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { kindsWithDueJobs } from '../src/jobs/repo.js';
-import type { JobHandler, JobRun } from '../src/jobs/worker.js';
+import { Worker, type JobHandler, type JobRun } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
+  capturingLogger,
   deferred,
   jobsOf,
+  type Deferred,
   ManualClock,
   onlyJob,
   openJobsDatabase,
@@ -133,6 +135,89 @@ describe('handlers per kind', () => {
       await waitFor('every run', async () => done === 60 && (await jobsOf(db, 'test.churn')).length === 0);
       expect(most).toBe(4);
     } finally {
+      await worker.stop(1_000);
+    }
+  });
+
+  it('starts no more runs than its concurrency while a claim is out, whatever finishes or arrives meanwhile', async () => {
+    // The racy point: between the free slots counted and the claim's answer. The claim is parked there
+    // (after its statement, so the database is free) while the other run ends and more jobs arrive:
+    // nothing but the loop may fill the slots.
+    let parkNext = false;
+    const parked = deferred();
+    const reached = deferred();
+    class ParkingWorker extends Worker {
+      override async claim(handler: JobHandler<never>, limit: number) {
+        const claimed = await super.claim(handler, limit);
+        if (parkNext) {
+          parkNext = false;
+          reached.resolve();
+          await parked.promise;
+        }
+        return claimed;
+      }
+    }
+    const queue = new JobQueue(db, systemClock);
+    const gates = new Map<number, Deferred>();
+    let running = 0;
+    let most = 0;
+    const ran: number[] = [];
+    const worker = new ParkingWorker({
+      db,
+      queue,
+      clock: systemClock,
+      logger: capturingLogger().logger,
+      leaseMs: 60_000,
+      pollMs: 20,
+      handlers: [
+        {
+          kind: 'test.claim-race',
+          concurrency: 2,
+          async handle(payload: { n: number }) {
+            running += 1;
+            most = Math.max(most, running);
+            const gate = deferred();
+            gates.set(payload.n, gate);
+            await gate.promise;
+            ran.push(payload.n);
+            running -= 1;
+          },
+        },
+      ],
+    });
+    const enqueue = (from: number, count: number) =>
+      queue.enqueueMany(
+        db,
+        Array.from({ length: count }, (_, k) => ({ kind: 'test.claim-race', payload: { n: from + k } })),
+      );
+    await worker.start();
+    try {
+      await enqueue(0, 2);
+      await waitFor('two runs', () => running === 2);
+      await enqueue(2, 4);
+      parkNext = true;
+      gates.get(0)!.resolve();
+      await reached.promise;
+      // The claim is out for the one slot that was free; the other run ends and more jobs come meanwhile.
+      gates.get(1)!.resolve();
+      await enqueue(6, 4);
+      await waitFor('the other run to end', () => ran.length === 2);
+      parked.resolve();
+      // Each run, in whatever order they are claimed, is let finish only once it has started.
+      const released = new Set([0, 1]);
+      await waitFor('every run', async () => {
+        expect(running).toBeLessThanOrEqual(2);
+        for (const [n, gate] of gates) {
+          if (released.has(n)) continue;
+          released.add(n);
+          gate.resolve();
+        }
+        return ran.length === 10 && (await jobsOf(db, 'test.claim-race')).length === 0;
+      });
+      expect(most).toBe(2);
+    } finally {
+      for (const gate of gates.values()) gate.resolve();
+      parked.resolve();
       await worker.stop(1_000);
     }
   });

@@ -23,6 +23,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('deliveries')
     .columns(['webhook_id', 'status', 'next_attempt_at', 'id'])
     .execute();
+  // The requests in flight per webhook are counted at every claim: only leased rows, never the history.
+  await db.schema
+    .createIndex('deliveries_leased_idx')
+    .on('deliveries')
+    .columns(['webhook_id', 'lease_until'])
+    .where(sql.ref('lease_until'), 'is not', null)
+    .execute();
   await db.schema.alterTable('webhooks').dropColumn('probe_until').execute();
   // Pending deliveries left by the job kind that sent them before: their jobs go, the rows are the queue.
   await sql`delete from jobs where kind = 'webhook.deliver'`.execute(db);
@@ -30,6 +37,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('webhooks').addColumn('probe_until', 'bigint').execute();
+  await db.schema.dropIndex('deliveries_leased_idx').execute();
   await db.schema.dropIndex('deliveries_webhook_due_idx').execute();
   await db.schema.dropIndex('deliveries_due_idx').execute();
   await db.schema.alterTable('deliveries').dropColumn('retry_requested').execute();

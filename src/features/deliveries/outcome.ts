@@ -64,18 +64,19 @@ async function recordFailure(
 ): Promise<boolean> {
   // A run that lost its claim counts nothing against the webhook either: the newer run speaks for it.
   if (!(await repo.holdsClaim(trx, delivery))) return false;
-  const now = ctx.clock.now();
+  const now = databaseNow(trx, ctx.clock);
   const sameBurst = webhook.last_failure_at !== null && Number(webhook.last_failure_at) > delivery.claimed_at;
-  let retryAt = webhook.retry_at === null ? now : Number(webhook.retry_at);
+  // Not counted again, it waits for the gate its burst shut; a success since opened it: due at once.
+  let retryAt: number | typeof now = webhook.retry_at === null ? now : Number(webhook.retry_at);
   let failures = webhook.consecutive_failures;
   if (!sameBurst) {
     failures += 1;
     const delay = webhookRetryDelay(
       failures,
       ctx.config.deliveryRetryScheduleMs,
-      parseRetryAfter(sent.retryAfter, now),
+      parseRetryAfter(sent.retryAfter, ctx.clock.now()),
     );
-    retryAt = await repo.countFailure(trx, webhook.id, failures, databaseNow(trx, ctx.clock), delay);
+    retryAt = await repo.countFailure(trx, webhook.id, failures, now, delay);
   }
   const gone = sent.status === 410;
   const disable = webhook.is_enabled === 1 && (gone || failures >= FAILURES_TO_DISABLE);

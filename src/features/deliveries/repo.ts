@@ -1,6 +1,6 @@
-import type { RawBuilder } from 'kysely';
+import type { ExpressionBuilder, RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
-import type { DeliveryStatus, Executor } from '../../db/types.js';
+import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
 /**
  * The delivery queue's SQL. A pending delivery is due once `next_attempt_at` has come; a claim leases it
@@ -39,6 +39,25 @@ export interface ClaimOptions {
 /** Webhooks ready to be sent to at most this many at once: a claim is one short transaction. */
 const WEBHOOKS_PER_CLAIM = 50;
 
+type DeliveryScope = ExpressionBuilder<Database, 'deliveries' | 'webhooks'>;
+
+/**
+ * A delivery that may be sent now: pending, due, not in flight, and either past its webhook's retry time
+ * or one whose retry its owner asked for.
+ */
+function sendableNow(eb: DeliveryScope, now: RawBuilder<number>) {
+  return eb.and([
+    eb('deliveries.status', '=', 'pending'),
+    eb('deliveries.next_attempt_at', '<=', now),
+    notInFlight(eb, now),
+    eb.or([
+      eb('webhooks.retry_at', 'is', null),
+      eb('webhooks.retry_at', '<=', now),
+      eb('deliveries.retry_requested', '=', 1),
+    ]),
+  ]);
+}
+
 /**
  * Leases up to `limit` due deliveries, never more per webhook than its free slots, and none to a webhook
  * that is disabled or waiting for its retry time (unless its owner asked to retry that delivery now).
@@ -46,7 +65,7 @@ const WEBHOOKS_PER_CLAIM = 50;
  */
 export async function claimDue(trx: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   const { now } = options;
-  const webhooks = await lockReadyWebhooks(trx, now);
+  const webhooks = await lockReadyWebhooks(trx, options);
   if (webhooks.length === 0) return [];
   await options.afterLock?.();
   const inFlight = await countInFlight(
@@ -108,38 +127,34 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
 }
 
 /**
- * The webhooks with something to send now, locked (PostgreSQL, skipping those another claim or an outcome
- * holds: it will see them next): enabled, and either past their retry time or holding a delivery whose
- * retry the owner asked for.
+ * The webhooks with something to send now and a slot free for it, the longest-waiting first, locked
+ * (PostgreSQL, skipping those another claim or an outcome holds: it will see them next). The slots read
+ * here are a filter only, so that webhooks whose slots are all taken do not crowd out the others; the
+ * count that decides is made after the lock.
  */
-async function lockReadyWebhooks(trx: Executor, now: RawBuilder<number>) {
+async function lockReadyWebhooks(trx: Executor, options: Pick<ClaimOptions, 'now' | 'perWebhook'>) {
+  const { now } = options;
+  const oldestSendable = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
+    eb
+      .selectFrom('deliveries')
+      .select((inner) => inner.fn.min('deliveries.next_attempt_at').as('due'))
+      .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
+      .where((inner) => sendableNow(inner, now));
+  const leased = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
+    eb
+      .selectFrom('deliveries as leased')
+      .select((inner) => inner.fn.countAll().as('n'))
+      .whereRef('leased.webhook_id', '=', 'webhooks.id')
+      .where('leased.lease_until', '>', now);
+  const slots = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
+    eb.case().when('webhooks.consecutive_failures', '>', 0).then(1).else(options.perWebhook).end();
   let query = trx
     .selectFrom('webhooks')
     .select(['id', 'consecutive_failures', 'retry_at'])
     .where('is_enabled', '=', 1)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('deliveries')
-          .select('deliveries.id')
-          .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
-          .where('deliveries.status', '=', 'pending')
-          .where('deliveries.next_attempt_at', '<=', now)
-          .where((inner) =>
-            inner.or([
-              inner('deliveries.lease_until', 'is', null),
-              inner('deliveries.lease_until', '<=', now),
-            ]),
-          )
-          .where((inner) =>
-            inner.or([
-              inner('webhooks.retry_at', 'is', null),
-              inner('webhooks.retry_at', '<=', now),
-              inner('deliveries.retry_requested', '=', 1),
-            ]),
-          ),
-      ),
-    )
+    .where((eb) => eb(oldestSendable(eb), 'is not', null))
+    .where((eb) => eb(leased(eb), '<', slots(eb)))
+    .orderBy((eb) => oldestSendable(eb))
     .orderBy('id')
     .limit(WEBHOOKS_PER_CLAIM);
   if (isPostgres(trx)) query = query.forUpdate().skipLocked();
@@ -168,14 +183,10 @@ async function countInFlight(trx: Executor, webhookIds: string[], now: RawBuilde
 }
 
 /**
- * The first due deliveries of each locked webhook, oldest first (a retry the owner asked for before
- * them). While the webhook waits for its retry time, only those asked for.
+ * The first sendable deliveries of each locked webhook, as many as it has slots at most: a retry the owner
+ * asked for first, then the oldest due.
  */
-async function dueDeliveries(
-  trx: Executor,
-  webhooks: { id: string; retry_at: number | null }[],
-  options: ClaimOptions,
-) {
+async function dueDeliveries(trx: Executor, webhooks: { id: string }[], options: ClaimOptions) {
   const { now } = options;
   const ranked = trx
     .selectFrom('deliveries')
@@ -203,16 +214,7 @@ async function dueDeliveries(
       'in',
       webhooks.map((webhook) => webhook.id),
     )
-    .where('deliveries.status', '=', 'pending')
-    .where('deliveries.next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]))
-    .where((eb) =>
-      eb.or([
-        eb('webhooks.retry_at', 'is', null),
-        eb('webhooks.retry_at', '<=', now),
-        eb('deliveries.retry_requested', '=', 1),
-      ]),
-    );
+    .where((eb) => sendableNow(eb, now));
   return trx
     .selectFrom(ranked.as('ranked'))
     .select(['id', 'webhook_id'])
@@ -260,7 +262,11 @@ export async function holdsClaim(trx: Executor, run: RunFence): Promise<boolean>
 export async function endLease(
   trx: Executor,
   run: RunFence,
-  changes: { status?: DeliveryStatus; nextAttemptAt?: number | null; attempt: AttemptRecord },
+  changes: {
+    status?: DeliveryStatus;
+    nextAttemptAt?: number | RawBuilder<number> | null;
+    attempt: AttemptRecord;
+  },
 ): Promise<{ notification_id: string; status: DeliveryStatus } | undefined> {
   const { attempt } = changes;
   const delivered = changes.status === 'delivered';
@@ -268,6 +274,8 @@ export async function endLease(
     .updateTable('deliveries')
     .set({
       lease_until: null,
+      // A retry asked for while this run's request was out: this run was it.
+      retry_requested: 0,
       last_attempt_at: attempt.at,
       last_status_code: attempt.statusCode,
       last_error: attempt.error,
@@ -447,26 +455,49 @@ export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Pr
     .execute();
 }
 
+/** A delivery under no live lease: no request for it is in flight. */
+function notInFlight(eb: DeliveryScope, now: RawBuilder<number>) {
+  return eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]);
+}
+
 /**
- * Pending deliveries that nothing would ever send, whatever the reason: no due time, or a disabled
- * webhook (its disabling transaction holds what is pending, so there should be none). A live lease means a
- * run is under way.
+ * Deliveries with no way forward, none in flight: pending with no due time; pending at a disabled webhook
+ * (whose disabling should have held them); held at an enabled one (whose verify should have sent them).
  */
-export async function findStranded(db: Executor, now: RawBuilder<number>, limit: number) {
+function strandedQuery(db: Executor, now: RawBuilder<number>) {
   return db
     .selectFrom('deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .where((eb) => notInFlight(eb, now))
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('deliveries.status', '=', 'pending'),
+          eb.or([eb('deliveries.next_attempt_at', 'is', null), eb('webhooks.is_enabled', '=', 0)]),
+        ]),
+        eb.and([eb('deliveries.status', '=', 'held'), eb('webhooks.is_enabled', '=', 1)]),
+      ]),
+    );
+}
+
+/** The webhooks that have a delivery with no way forward (read without locks: the sweep checks again). */
+export async function webhooksWithStranded(db: Executor, now: RawBuilder<number>): Promise<string[]> {
+  const rows = await strandedQuery(db, now).select('deliveries.webhook_id').distinct().execute();
+  return rows.map((row) => row.webhook_id);
+}
+
+/** A webhook's deliveries with no way forward, as they are now that the caller has locked the webhook. */
+export async function strandedOf(db: Executor, webhookId: string, now: RawBuilder<number>) {
+  return strandedQuery(db, now)
     .select([
       'deliveries.id',
       'deliveries.notification_id',
-      'deliveries.webhook_id',
+      'deliveries.status',
       'deliveries.created_at',
       'webhooks.is_enabled',
     ])
-    .where('deliveries.status', '=', 'pending')
-    .where((eb) => eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]))
-    .where((eb) => eb.or([eb('deliveries.next_attempt_at', 'is', null), eb('webhooks.is_enabled', '=', 0)]))
+    .where('deliveries.webhook_id', '=', webhookId)
+    .orderBy('deliveries.created_at')
     .orderBy('deliveries.id')
-    .limit(limit)
     .execute();
 }
