@@ -5,7 +5,7 @@ import { sweepStranded } from '../src/features/deliveries/sweep.js';
 import { isPostgres } from '../src/db/connect.js';
 import { databaseNow } from '../src/db/now.js';
 import { transaction } from '../src/db/transaction.js';
-import { claimDue as claimDeliveries } from '../src/features/deliveries/repo.js';
+import { claimDue as claimDeliveries, readWebhookEnabled } from '../src/features/deliveries/repo.js';
 import { claimDue as claimJobs } from '../src/jobs/repo.js';
 import { systemClock } from '../src/lib/clock.js';
 import { listOutbox } from '../src/mail/repo.js';
@@ -295,6 +295,27 @@ describe('no re-send after a 2xx', () => {
     expect(t.logs.some((line) => line.includes('taken over or removed meanwhile'))).toBe(true);
   });
 
+  it('fences a run given back at shutdown: it records nothing over the run that claims the delivery next', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Given back' });
+    const [id] = await deliveriesTo(hook.id, 1);
+    const gate = holdRequests(200);
+    const fencedOut = () => t.logs.filter((line) => line.includes('taken over or removed meanwhile')).length;
+    const fencedBefore = fencedOut();
+    const stopping = dispatcher();
+    stopping.start();
+    await until('the request out', () => inFlight === 1);
+    // Its shutdown deadline passes with the request still out: the lease is given back.
+    await stopping.stop(10);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'pending', lease_until: null, attempts: 1 });
+    const next = dispatcher().runDue();
+    await until('the next run out too', () => inFlight === 2);
+    gate.resolve();
+    expect(await next).toBe(1);
+    await until('the given-back run to find itself fenced out', () => fencedOut() > fencedBefore);
+    expect(await deliveryRow(id!)).toMatchObject({ status: 'delivered', attempts: 2 });
+    expect(await attemptsOf(id!)).toHaveLength(1);
+  });
+
   it('holds no lease while a delivery waits for a slot: only the requests out are leased', async () => {
     const hook = await enabledWebhook(t, endpoint, { name: 'Slots' });
     const ids = await deliveriesTo(hook.id, 12);
@@ -394,6 +415,29 @@ describe('the per-webhook gate', () => {
       mail.subject.includes('"Gone mid-burst" was disabled'),
     );
     expect(told).toHaveLength(1);
+  });
+});
+
+describe('locks', () => {
+  it("a producer reading its webhook holds off the webhook's disabling, not the dispatcher", async () => {
+    answer = { status: 200 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Read by a producer' });
+    const ids = await deliveriesTo(hook.id, 2);
+    let edit: Promise<TestResponse> | undefined;
+    let claimedMeanwhile = 0;
+    await transaction(t.ctx.db, async (trx) => {
+      expect(await readWebhookEnabled(trx, hook.id)).toBe(true);
+      // On SQLite the producer's transaction has the one connection: nothing else runs until it ends.
+      if (dialect === 'postgres') claimedMeanwhile = await dispatcher().runDue();
+      edit = t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Edited after the producer' } });
+      await blockedBehind(trx);
+      expect(await readWebhookEnabled(trx, hook.id)).toBe(true);
+    });
+    expect((await edit!).status).toBe(200);
+    expect((await webhookRow(hook.id)).is_enabled).toBe(0);
+    expect(claimedMeanwhile).toBe(dialect === 'postgres' ? 2 : 0);
+    const statuses = (await Promise.all(ids.map(deliveryRow))).map((row) => row.status);
+    expect(statuses).toEqual(dialect === 'postgres' ? ['delivered', 'delivered'] : ['held', 'held']);
   });
 });
 

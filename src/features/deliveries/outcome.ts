@@ -13,10 +13,11 @@ export const FAILURES_TO_DISABLE = 10;
 /**
  * Records what a run's request came to, in one transaction of its own (shared with others by group commit,
  * in a savepoint of its own). Every write is fenced by the run's claim: a run that no longer holds its
- * delivery's latest claim (its lease ran out and another run took it, or the webhook was deleted with
- * its deliveries) records nothing. Returns whether it was recorded.
+ * delivery's latest claim (its lease ran out and another run took it, it was given back, or the webhook
+ * was deleted with its deliveries) records nothing. Returns whether it was recorded.
  *
- * Lock order, the same everywhere: the webhook's row, then its deliveries.
+ * Lock order, the same everywhere: the webhook's row, then its deliveries. A success takes no lock of the
+ * webhook (it cannot change whether the webhook is enabled), a failure locks it before reading it.
  */
 export function recordOutcome(
   ctx: AppContext,
@@ -25,12 +26,11 @@ export function recordOutcome(
   pause?: (trx: Executor) => Promise<void>,
 ): Promise<boolean> {
   return ctx.commits.run(async (trx) => {
+    if (sent.ok) return recordSuccess(ctx, trx, delivery, sent);
     const webhook = await repo.lockWebhook(trx, delivery.webhook_id);
     await pause?.(trx);
     if (webhook === undefined) return false;
-    return sent.ok
-      ? recordSuccess(ctx, trx, delivery, sent)
-      : recordFailure(ctx, trx, delivery, webhook, sent);
+    return recordFailure(ctx, trx, delivery, webhook, sent);
   });
 }
 

@@ -128,7 +128,8 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
 
 /**
  * The webhooks with something to send now and a slot free for it, the longest-waiting first, locked
- * (PostgreSQL, skipping those another claim or an outcome holds: it will see them next). The slots read
+ * (PostgreSQL: FOR NO KEY UPDATE, skipping those another claim, a failure's outcome or a change of their
+ * state holds: the next claim sees them). The slots read
  * here are a filter only, so that webhooks whose slots are all taken do not crowd out the others; the
  * count that decides is made after the lock.
  */
@@ -157,7 +158,7 @@ async function lockReadyWebhooks(trx: Executor, options: Pick<ClaimOptions, 'now
     .orderBy((eb) => oldestSendable(eb))
     .orderBy('id')
     .limit(WEBHOOKS_PER_CLAIM);
-  if (isPostgres(trx)) query = query.forUpdate().skipLocked();
+  if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
   const rows = await query.execute();
   return rows.map((row) => ({
     id: row.id,
@@ -237,7 +238,10 @@ export interface AttemptRecord {
   response: string | null;
 }
 
-/** The run that wrote it: a delivery's row is only ever changed by the run holding its latest claim. */
+/**
+ * What fences a run's writes: the claim it made (`attempts` counts claims and never goes back) and a lease
+ * not given up. A run writes its outcome once, and never after a newer claim or its lease given back.
+ */
 export interface RunFence {
   id: string;
   attempts: number;
@@ -249,7 +253,8 @@ export async function holdsClaim(trx: Executor, run: RunFence): Promise<boolean>
     .selectFrom('deliveries')
     .select('id')
     .where('id', '=', run.id)
-    .where('attempts', '=', run.attempts);
+    .where('attempts', '=', run.attempts)
+    .where('lease_until', 'is not', null);
   if (isPostgres(trx)) query = query.forUpdate();
   return (await query.executeTakeFirst()) !== undefined;
 }
@@ -285,6 +290,7 @@ export async function endLease(
     })
     .where('id', '=', run.id)
     .where('attempts', '=', run.attempts)
+    .where('lease_until', 'is not', null)
     .returning(['notification_id', 'status'])
     .executeTakeFirst();
 }
@@ -314,17 +320,23 @@ export async function setNotificationStatus(
 }
 
 /**
- * Whether a webhook is enabled, read under a share lock on PostgreSQL: whatever disables it waits for the
- * caller's transaction, or committed before the read. SQLite's single writer gives the same.
+ * Whether a webhook is enabled, as a producer of its deliveries reads it (PostgreSQL: FOR KEY SHARE). That
+ * lock waits for, and holds off, only what takes the row FOR UPDATE: every change of whether the webhook
+ * is enabled (`lockWebhook`). Claims (FOR NO KEY UPDATE) pass it, so producers never hide a webhook from
+ * the dispatcher. SQLite's single writer gives the same. See docs/deliveries.md#locks.
  */
 export async function readWebhookEnabled(trx: Executor, webhookId: string): Promise<boolean> {
   let query = trx.selectFrom('webhooks').select('is_enabled').where('id', '=', webhookId);
-  if (isPostgres(trx)) query = query.forShare();
+  if (isPostgres(trx)) query = query.forKeyShare();
   const row = await query.executeTakeFirst();
   return row?.is_enabled === 1;
 }
 
-/** The webhook an outcome is recorded against, locked on PostgreSQL until the outcome commits. */
+/**
+ * A webhook locked before whether it is enabled may change (PostgreSQL: FOR UPDATE, which waits for the
+ * producers reading it and for a claim under way): a failure that may disable it, the sweep, an edit, a
+ * verify. Until the caller commits, no claim takes its deliveries and no producer reads it.
+ */
 export async function lockWebhook(trx: Executor, webhookId: string) {
   let query = trx
     .selectFrom('webhooks')
@@ -441,14 +453,14 @@ export async function makePending(
 }
 
 /**
- * Gives unfinished runs back (at shutdown): due again at once, the claim that sent nothing not counted.
- * Each row is fenced by its run.
+ * Gives unfinished runs back (at shutdown): their deliveries are due again at once. The claims still
+ * count, so a run given back can never write over the run that claims the delivery next.
  */
 export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Promise<void> {
   if (runs.length === 0) return;
   await db
     .updateTable('deliveries')
-    .set((eb) => ({ lease_until: null, attempts: eb('attempts', '-', 1) }))
+    .set({ lease_until: null })
     .where((eb) =>
       eb.or(runs.map((run) => eb.and([eb('id', '=', run.id), eb('attempts', '=', run.attempts)]))),
     )

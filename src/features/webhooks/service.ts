@@ -6,7 +6,7 @@ import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken } from '../../lib/tokens.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
-import { holdPending } from '../deliveries/repo.js';
+import { holdPending, lockWebhook } from '../deliveries/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import * as repo from './repo.js';
@@ -110,6 +110,8 @@ export async function updateWebhook(ctx: ServiceContext, id: string, input: Webh
     // Read under the per-user lock, so edits of one user's webhooks are serialized and each builds on the
     // row as the previous one left it (verify compares versions: two edits must never write the same one).
     await touchSubscriptions(trx, ctx.actor.userId);
+    // An edit disables the webhook: locked as every change of that is (docs/deliveries.md#locks).
+    await lockWebhook(trx, id);
     const existing = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
     if (existing === undefined) throw notFound('Webhook');
     const changes = editedColumns(

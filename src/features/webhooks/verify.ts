@@ -1,4 +1,5 @@
 import { releaseHeld } from '../deliveries/release.js';
+import { lockWebhook } from '../deliveries/repo.js';
 import type { ServiceContext } from '../../context.js';
 import { conflict } from '../../http/errors.js';
 import { OutboundError } from '../../net/outbound.js';
@@ -53,6 +54,8 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
   if (problem !== undefined) return failed(problem);
   const enabled = await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
+    // Enabling waits for the producers that read the webhook disabled, so it releases what they held.
+    await lockWebhook(trx, id);
     const done = await enableIfUnchanged(trx, id, webhook.updated_at, ctx.clock.now());
     // Held notifications go out once the endpoint is proven again, in the transaction that says so.
     if (done) await releaseHeld(ctx, trx, id);
