@@ -19,7 +19,7 @@ import { plainJsonType } from './http/json-type.js';
 import { parseUntypedBody } from './http/untyped-body.js';
 import { consoleRoutes } from './http/console.js';
 import { openApiInfo } from './http/openapi.js';
-import { NotificationSchema } from './notifications/schema.js';
+import { NotificationSchema } from './features/notifications/payload-schema.js';
 import { createHttpMetrics } from './observability/metrics.js';
 import { redactUrl } from './observability/logger.js';
 import { healthRoutes } from './features/health/routes.js';

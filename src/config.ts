@@ -30,7 +30,7 @@ export interface Config {
   nodeHeartbeatTimeoutS: number;
   /** One notification request, connect to last byte. */
   deliveryTimeoutMs: number;
-  /** Notification requests in flight per webhook, per worker process. */
+  /** Notification requests in flight per webhook, across every worker process. */
   deliveryConcurrencyPerWebhook: number;
   /** The wait after the 1st, 2nd, … consecutive failed request to a webhook; the last repeats. */
   deliveryRetryScheduleMs: number[];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
+import { eventsOfNode } from '../src/features/fleet/events/repo.js';
 import { expectError } from './support/error-shape.js';
 import { ADMIN_KEY, startTestApp, type TestApp, type TestResponse } from './support/harness.js';
 

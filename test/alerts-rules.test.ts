@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DURATION_MINUTES, normalizeSettings, type SettingsInput } from '../src/features/alerts/rules.js';
-import { NOTIFICATION_TYPES, type NotificationType } from '../src/notifications/types.js';
+import { NOTIFICATION_TYPES, type NotificationType } from '../src/features/notifications/types.js';
 
 const ORG = 'org-1';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALERT_TYPES } from '../console/src/api/vocabulary.js';
-import { TYPE_INFO, type NotificationType } from '../src/notifications/types.js';
+import { TYPE_INFO, type NotificationType } from '../src/features/notifications/types.js';
 
 // The console offers these choices before the API judges them: a drift would only show up as 400s.
 const consoleTypes: Record<string, { conditions: readonly string[]; duration: boolean }> = ALERT_TYPES;

@@ -3,7 +3,7 @@ import type { AppContext } from '../src/context.js';
 import { CERT_EXPIRY_CHECK, expiryJobs, HEADLESS_EXPIRY_CHECK } from '../src/features/fleet/expiry/jobs.js';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
-import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
+import { eventsOfNode } from '../src/features/fleet/events/repo.js';
 import { Worker } from '../src/jobs/worker.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 

@@ -4,7 +4,7 @@ import { buildApp } from '../src/app.js';
 import type { AppContext } from '../src/context.js';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
-import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
+import { eventsOfNode } from '../src/features/fleet/events/repo.js';
 import type { App } from '../src/http/types.js';
 import { closeContext, openContext } from '../src/runtime.js';
 import { startTestApp, type TestApp } from './support/harness.js';

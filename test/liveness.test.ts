@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
-import { eventsOfNode } from '../src/features/fleet/resources-repo.js';
+import { eventsOfNode } from '../src/features/fleet/events/repo.js';
 import type { AppContext } from '../src/context.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, headerProblems } from '../src/features/webhooks/rules.js';
 import { challengeAnswerProblem, challengeUrl } from '../src/features/webhooks/challenge.js';
 import { parseNetworks } from '../src/net/addresses.js';
-import { hmacHex, signatureHeader } from '../src/notifications/signing.js';
+import { hmacHex, signatureHeader } from '../src/features/webhooks/signing.js';
 import * as kit from '../src/receiver/index.js';
 
 describe('header rules', () => {

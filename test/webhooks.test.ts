@@ -14,7 +14,7 @@ import { verifyWebhook } from '../src/features/webhooks/verify.js';
 import type { Clock } from '../src/lib/clock.js';
 import { newId } from '../src/lib/ids.js';
 import { hmacHex, verifySignature } from '../src/receiver/index.js';
-import { NOTIFICATION_TYPES } from '../src/notifications/types.js';
+import { NOTIFICATION_TYPES } from '../src/features/notifications/types.js';
 import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
 import {
   answerBytes,

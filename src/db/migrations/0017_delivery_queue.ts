@@ -31,8 +31,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .where(sql.ref('lease_until'), 'is not', null)
     .execute();
   await db.schema.alterTable('webhooks').dropColumn('probe_until').execute();
-  // Pending deliveries left by the job kind that sent them before: their jobs go, the rows are the queue.
+  // Pending deliveries left by the job kind that sent them before: their jobs go, the rows are the queue,
+  // each due no later than it was made.
   await sql`delete from jobs where kind = 'webhook.deliver'`.execute(db);
+  await sql`update deliveries set next_attempt_at = created_at
+    where status = 'pending' and next_attempt_at is null`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../../http/errors.js';
-import { allConditions, TYPE_INFO, type NotificationType } from '../../notifications/types.js';
+import { allConditions, TYPE_INFO, type NotificationType } from '../notifications/types.js';
 
 export const MAX_DURATION_MINUTES = 10_080; // one week
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NOTIFICATION_TYPES, TYPE_INFO } from '../../notifications/types.js';
+import { NOTIFICATION_TYPES, TYPE_INFO } from '../notifications/types.js';
 import { MAX_DURATION_MINUTES } from './rules.js';
 
 const AlertName = Type.String({ minLength: 1, maxLength: 128 });

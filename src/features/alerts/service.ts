@@ -3,7 +3,7 @@ import type { Executor } from '../../db/types.js';
 import { badRequest, notFound, unprocessable } from '../../http/errors.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
-import { allConditions, TYPE_INFO, type NotificationType } from '../../notifications/types.js';
+import { allConditions, TYPE_INFO, type NotificationType } from '../notifications/types.js';
 import { isInSubtree } from '../orgs/repo.js';
 import { findOwnWebhook } from '../webhooks/repo.js';
 import { touchSubscriptions } from '../users/repo.js';

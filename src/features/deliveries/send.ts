@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
-import { notificationHeaders } from '../../notifications/signing.js';
+import { notificationHeaders } from '../webhooks/signing.js';
 import type { AttemptRecord, ClaimedDelivery } from './repo.js';
 
 const RESPONSE_KEPT_BYTES = 1_024;

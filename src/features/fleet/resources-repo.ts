@@ -1,8 +1,7 @@
-import type { Executor, FleetEventsTable } from '../../db/types.js';
+import type { Executor } from '../../db/types.js';
 import type { StoredResource } from './reports/diff.js';
 
 export type ResourceTable = 'tunnels' | 'services';
-export type FleetEventRow = FleetEventsTable;
 
 /** The column that holds a resource's state: a tunnel's `state`, a service's `status`. */
 export const STATE_COLUMN = { tunnels: 'state', services: 'status' } as const;
@@ -85,28 +84,4 @@ export async function updateResource(
     } as never)
     .where('id', '=', id)
     .execute();
-}
-
-export async function insertEvents(db: Executor, events: readonly FleetEventRow[]): Promise<void> {
-  if (events.length > 0)
-    await db
-      .insertInto('fleet_events')
-      .values([...events])
-      .execute();
-}
-
-export async function eventsOfNode(db: Executor, nodeId: string): Promise<FleetEventRow[]> {
-  return db
-    .selectFrom('fleet_events')
-    .selectAll()
-    .where('node_id', '=', nodeId)
-    .orderBy('occurred_at')
-    .orderBy('id')
-    .execute();
-}
-
-/** Removes events that occurred before `before`; returns how many. */
-export async function pruneEvents(db: Executor, before: number): Promise<number> {
-  const result = await db.deleteFrom('fleet_events').where('occurred_at', '<', before).executeTakeFirst();
-  return Number(result.numDeletedRows);
 }

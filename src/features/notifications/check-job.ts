@@ -2,7 +2,8 @@ import type { AppContext } from '../../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { createNotification } from './create.js';
 import { ALERT_CHECK, alertMatches, type AlertCheck } from './matching.js';
-import { currentSequence, findAlert, findEvent } from './repo.js';
+import { findEvent } from '../fleet/events/repo.js';
+import { currentSequence, findAlert } from './repo.js';
 import { transaction } from '../../db/transaction.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
-import { notificationPayload, type EventFacts } from '../../notifications/payload.js';
-import type { NotificationType, ResourceKind } from '../../notifications/types.js';
+import { notificationPayload, type EventFacts } from './payload.js';
+import type { NotificationType, ResourceKind } from './types.js';
 import { setNotificationStatus } from '../deliveries/repo.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';

@@ -8,7 +8,9 @@ import type { EmailDigestsTable, Executor } from '../../db/types.js';
 
 /** Serializes one user's e-mail counting on PostgreSQL (SQLite has one writer anyway). */
 export async function lockUserForEmail(db: Executor, userId: string): Promise<void> {
-  await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+  // SQLite needs none: a transaction there has the database to itself.
+  if (isPostgres(db))
+    await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
 /** The user's notifications made since `from` that went out by e-mail on their own. */

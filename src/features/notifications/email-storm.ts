@@ -1,10 +1,9 @@
 import type { AppContext } from '../../context.js';
-import { isPostgres } from '../../db/connect.js';
 import { transaction } from '../../db/transaction.js';
 import type { EmailDigestsTable, Executor } from '../../db/types.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { newId } from '../../lib/ids.js';
-import type { NotificationPayload } from '../../notifications/payload.js';
+import type { NotificationPayload } from './payload.js';
 import * as emails from './email-repo.js';
 import { digestEmail, notificationEmail } from './email.js';
 
@@ -76,7 +75,7 @@ export async function sendByEmail(
 ): Promise<void> {
   const windowStart = Math.floor(ctx.clock.now() / MINUTE_MS) * MINUTE_MS;
   // One user's e-mails are counted one transaction at a time (SQLite has one writer anyway).
-  if (isPostgres(trx)) await emails.lockUserForEmail(trx, notification.user_id);
+  await emails.lockUserForEmail(trx, notification.user_id);
   if ((await emails.sentAloneSince(trx, notification.user_id, windowStart)) >= EMAILS_ALONE_PER_MINUTE) {
     const digest = await lockedDigestOf(ctx, trx, notification.user_id, windowStart);
     // A digest already written (a notification made at the very end of its minute) takes no more.

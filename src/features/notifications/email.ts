@@ -1,5 +1,5 @@
 import type { OutgoingEmail } from '../../mail/mailer.js';
-import type { NotificationPayload } from '../../notifications/payload.js';
+import type { NotificationPayload } from './payload.js';
 
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 

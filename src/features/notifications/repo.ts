@@ -68,10 +68,6 @@ export async function findAlert(db: Executor, id: string): Promise<WatchingAlert
   return watchingAlerts(db).where('alerts.id', '=', id).executeTakeFirst();
 }
 
-export async function findEvent(db: Executor, id: string): Promise<EventRow | undefined> {
-  return db.selectFrom('fleet_events').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** Inserts the notification unless one exists for its alert and event; whether it was inserted. */
 export async function insertNotification(db: Executor, row: NotificationRow): Promise<boolean> {
   const result = await db

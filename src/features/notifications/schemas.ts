@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { InstantQuery } from '../../http/instants.js';
 import { DeliveryAttempt } from '../deliveries/log-schemas.js';
-import { NotificationSchema } from '../../notifications/schema.js';
-import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+import { NotificationSchema } from './payload-schema.js';
+import { NOTIFICATION_TYPES } from './types.js';
 
 const Status = Type.Union(
   ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'].map((status) => Type.Literal(status)),

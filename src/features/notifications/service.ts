@@ -3,7 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
-import type { NotificationPayload } from '../../notifications/payload.js';
+import type { NotificationPayload } from './payload.js';
 import { presentAttempt } from '../deliveries/log-service.js';
 import * as repo from './repo.js';
 

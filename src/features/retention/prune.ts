@@ -3,7 +3,7 @@ import { pruneDead } from '../../jobs/repo.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { pruneOutbox } from '../../mail/repo.js';
 import { expireAllHeld } from '../deliveries/release.js';
-import { pruneEvents } from '../fleet/resources-repo.js';
+import { pruneEvents } from '../fleet/events/repo.js';
 import { pruneNotifications } from '../notifications/repo.js';
 
 export const PRUNE_RETENTION = 'retention.prune';

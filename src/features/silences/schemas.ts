@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+import { NOTIFICATION_TYPES } from '../notifications/types.js';
 
 const Instant = (description: string) =>
   Type.String({

@@ -1,6 +1,6 @@
 import type { OutboundResponse } from '../../net/outbound.js';
 import { randomToken } from '../../lib/tokens.js';
-import { hmacHex, safeEqual } from '../../notifications/signing.js';
+import { hmacHex, safeEqual } from './signing.js';
 
 export const VERIFY_DEADLINE_MS = 3_000;
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { aliasDescription } from '../../http/aliases.js';
 import { forceQuery } from '../../http/schemas.js';
-import { NOTIFICATION_TYPES } from '../../notifications/types.js';
+import { NOTIFICATION_TYPES } from '../notifications/types.js';
 
 const StringMap = (description: string, maxProperties: number, valueMax: number) =>
   Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: valueMax }), {

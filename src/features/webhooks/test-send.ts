@@ -2,9 +2,9 @@ import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
-import { samplePayload } from '../../notifications/payload.js';
-import { notificationHeaders } from '../../notifications/signing.js';
-import type { NotificationType } from '../../notifications/types.js';
+import { samplePayload } from '../notifications/payload.js';
+import { notificationHeaders } from './signing.js';
+import type { NotificationType } from '../notifications/types.js';
 import { findOrg } from '../orgs/repo.js';
 import { loadOwnWebhook, requireEnabled } from './service.js';
 

@@ -2,7 +2,7 @@ import type { AppContext } from '../../../context.js';
 import type { Executor } from '../../../db/types.js';
 import type { KnownNodes } from '../../notifications/create.js';
 import { notifyMatchingAlerts } from '../../notifications/matching.js';
-import { insertEvents, type FleetEventRow } from '../resources-repo.js';
+import { insertEvents, type FleetEventRow } from './repo.js';
 
 /**
  * Stores events in the transaction of the change they record, and in it matches them to alerts: the

@@ -3,6 +3,55 @@ import type { Executor, FleetEventsTable } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { subtreeIds } from '../../orgs/repo.js';
 
+/** Every query of the `fleet_events` table is here. */
+
+export type FleetEventRow = FleetEventsTable;
+
+export async function insertEvents(db: Executor, events: readonly FleetEventRow[]): Promise<void> {
+  if (events.length > 0)
+    await db
+      .insertInto('fleet_events')
+      .values([...events])
+      .execute();
+}
+
+export async function findEvent(db: Executor, id: string): Promise<FleetEventRow | undefined> {
+  return db.selectFrom('fleet_events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function eventsOfNode(db: Executor, nodeId: string): Promise<FleetEventRow[]> {
+  return db
+    .selectFrom('fleet_events')
+    .selectAll()
+    .where('node_id', '=', nodeId)
+    .orderBy('occurred_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Whether the node already has an event of this type, condition and current state (an expiry's). */
+export async function nodeHasEvent(
+  db: Executor,
+  nodeId: string,
+  event: Pick<FleetEventRow, 'type' | 'condition' | 'current_state'>,
+): Promise<boolean> {
+  const found = await db
+    .selectFrom('fleet_events')
+    .select('id')
+    .where('node_id', '=', nodeId)
+    .where('type', '=', event.type)
+    .where('condition', '=', event.condition)
+    .where('current_state', '=', event.current_state)
+    .executeTakeFirst();
+  return found !== undefined;
+}
+
+/** Removes events that occurred before `before`; returns how many. */
+export async function pruneEvents(db: Executor, before: number): Promise<number> {
+  const result = await db.deleteFrom('fleet_events').where('occurred_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export interface EventView extends FleetEventsTable {
   org_name: string;
   node_name: string | null;

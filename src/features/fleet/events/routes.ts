@@ -3,7 +3,7 @@ import { contextOf } from '../../../http/auth.js';
 import { InstantQuery as Instant } from '../../../http/instants.js';
 import { listSchema, pageRequest } from '../../../http/lists.js';
 import type { App } from '../../../http/types.js';
-import { NOTIFICATION_TYPES } from '../../../notifications/types.js';
+import { NOTIFICATION_TYPES } from '../../notifications/types.js';
 import { listEvents } from './service.js';
 
 const Event = Type.Object({

@@ -5,6 +5,7 @@ import type { JobHandler } from '../../../jobs/worker.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import { recordEvents } from '../events/record.js';
+import { nodeHasEvent } from '../events/repo.js';
 import { transaction } from '../../../db/transaction.js';
 
 export const CERT_EXPIRY_CHECK = 'fleet.cert-expiry';
@@ -99,15 +100,7 @@ async function storeExpiryEvent(
     const node = await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst();
     if (node === undefined || !stillHolds(node)) return;
     const expiry = isoUtc(expiresAt(node));
-    const stored = await trx
-      .selectFrom('fleet_events')
-      .select('id')
-      .where('node_id', '=', nodeId)
-      .where('type', '=', type)
-      .where('condition', '=', threshold)
-      .where('current_state', '=', expiry)
-      .executeTakeFirst();
-    if (stored !== undefined) return;
+    if (await nodeHasEvent(trx, nodeId, { type, condition: threshold, current_state: expiry })) return;
     const now = ctx.clock.now();
     const sequence = node.sequence + 1;
     await trx.updateTable('nodes').set({ sequence }).where('id', '=', nodeId).execute();

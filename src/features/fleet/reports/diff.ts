@@ -1,4 +1,4 @@
-import type { NotificationType, ResourceKind } from '../../../notifications/types.js';
+import type { NotificationType, ResourceKind } from '../../notifications/types.js';
 
 /** A change found in a report, before it is stored as an event (docs/rules/alerts-and-fleet.md#events). */
 export interface Change {

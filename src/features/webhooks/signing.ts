@@ -1,11 +1,11 @@
-import { hmacHex } from '../receiver/index.js';
+import { hmacHex } from '../../receiver/index.js';
 
 /**
  * The service signs with the receiver kit's own construction, lower-hex HMAC-SHA256(secret,
  * timestamp + "." + payload), so what we send and what receivers check cannot drift apart. Fixed
  * vectors and an openssl cross-check (test/webhook-rules.test.ts) pin the construction itself.
  */
-export { hmacHex, sameText as safeEqual } from '../receiver/index.js';
+export { hmacHex, sameText as safeEqual } from '../../receiver/index.js';
 
 export function signatureHeader(secret: string, timestamp: string, body: string): string {
   return `v1=${hmacHex(secret, timestamp, body)}`;

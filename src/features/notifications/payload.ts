@@ -1,4 +1,4 @@
-import type { NotificationBody } from '../receiver/index.js';
+import type { NotificationBody } from '../../receiver/index.js';
 import { TYPE_INFO, type NotificationType, type ResourceKind } from './types.js';
 
 /**

@@ -1,4 +1,4 @@
-import { NOTIFICATION_CONDITIONS } from '../receiver/index.js';
+import { NOTIFICATION_CONDITIONS } from '../../receiver/index.js';
 
 /** The seven notification types, with what a person reads and which states each one has. */
 export const NOTIFICATION_TYPES = [
