@@ -1,6 +1,6 @@
 import { JITTER } from '../../jobs/backoff.js';
 
-/** Retry-After values above this are not honoured (contract §3): the schedule applies instead. */
+/** Retry-After values above this are not honoured (docs/rules/webhooks.md#retry-after): the schedule applies. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 
 /**
