@@ -173,6 +173,38 @@ describe('job keys', () => {
     expect(await jobsOf(db, 'test.key-running')).toEqual([]);
   });
 
+  it("keeps a periodic kind's one job when another worker starts while a tick runs", async () => {
+    const clockNow = new ManualClock(T0);
+    const periodicQueue = new JobQueue(db, clockNow);
+    const ticking = deferred();
+    const tickEnds = deferred();
+    const handler: JobHandler<never> = {
+      kind: 'test.periodic-start',
+      everyMs: 60_000,
+      async handle() {
+        ticking.resolve();
+        await tickEnds.promise;
+      },
+    };
+    const first = testWorker({ db, queue: periodicQueue, clock: clockNow, handlers: [handler] }).worker;
+    const second = testWorker({ db, queue: periodicQueue, clock: clockNow, handlers: [handler] }).worker;
+    await first.start();
+    try {
+      await ticking.promise;
+      // The tick runs in the first worker; the second starts and asks for the kind's job.
+      await second.start();
+      expect(await jobsOf(db, 'test.periodic-start')).toHaveLength(1);
+      tickEnds.resolve();
+      await waitFor('the tick to move to the next', async () => {
+        const rows = await jobsOf(db, 'test.periodic-start');
+        return rows.length === 1 && rows[0]!.run_at === T0 + 60_000 && rows[0]!.locked_by === null;
+      });
+    } finally {
+      tickEnds.resolve();
+      await Promise.all([first.stop(1_000), second.stop(1_000)]);
+    }
+  });
+
   it('still ignores the enqueue of a key whose job waits', async () => {
     const clockNow = new ManualClock(T0);
     const kindQueue = new JobQueue(db, clockNow);

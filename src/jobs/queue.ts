@@ -81,6 +81,28 @@ export class JobQueue {
     }
   }
 
+  /**
+   * The one job of each periodic kind (key `key`), due at `runAt` unless it exists already, waiting or
+   * running: a periodic job is never handed over, it moves itself to its next tick.
+   */
+  async ensurePeriodic(db: Executor, kinds: readonly string[], key: string, runAt: number): Promise<void> {
+    if (kinds.length === 0) return;
+    const now = this.clock.now();
+    await repo.insertUnlessKeyTaken(
+      db,
+      kinds.map((kind) => ({
+        id: newId(now),
+        kind,
+        payload: 'null',
+        key,
+        runAt,
+        maxAttempts: DEFAULT_MAX_ATTEMPTS,
+        createdAt: now,
+      })),
+    );
+    for (const kind of kinds) await this.wakeAfterCommit(db, kind);
+  }
+
   /** Removes the unfinished job of this kind and key; false when there was none. */
   async cancel(db: Executor, kind: string, key: string): Promise<boolean> {
     return (await repo.cancelByKeys(db, kind, [key])) > 0;

@@ -37,7 +37,7 @@ export async function insertJobs(
   now: RawBuilder<number>,
 ): Promise<void> {
   if (jobs.length === 0) return;
-  const inserted = new Set(await insertSkippingWaitingKeys(db, jobs));
+  const inserted = new Set(await insertUnlessKeyTaken(db, jobs));
   const refused = jobs.filter((job) => !inserted.has(job.id) && job.key !== null);
   if (refused.length === 0) return;
   await db
@@ -48,10 +48,14 @@ export async function insertJobs(
     .where('run_at', '>', now)
     .where((eb) => eb.or(refused.map((job) => eb.and([eb('kind', '=', job.kind), eb('key', '=', job.key)]))))
     .execute();
-  await insertSkippingWaitingKeys(db, refused);
+  await insertUnlessKeyTaken(db, refused);
 }
 
-async function insertSkippingWaitingKeys(db: Executor, jobs: readonly NewJob[]): Promise<string[]> {
+/**
+ * Inserts jobs, skipping each whose key an unfinished job of its kind holds, running or not; returns the
+ * ids inserted. For a periodic kind's one job: a running tick keeps it, and moves it to the next tick.
+ */
+export async function insertUnlessKeyTaken(db: Executor, jobs: readonly NewJob[]): Promise<string[]> {
   const inserted = await db
     .insertInto('jobs')
     .values(

@@ -169,13 +169,11 @@ export class Worker {
   async start(): Promise<void> {
     const { db, queue, clock } = this.options;
     const periodic = [...this.runners.values()].filter((runner) => runner.handler.everyMs !== undefined);
-    await queue.enqueueMany(
+    await queue.ensurePeriodic(
       db,
-      periodic.map((runner) => ({
-        kind: runner.handler.kind,
-        payload: null,
-        options: { key: PERIODIC_KEY, runAt: clock.now() },
-      })),
+      periodic.map((runner) => runner.handler.kind),
+      PERIODIC_KEY,
+      clock.now(),
     );
     this.stopWake = queue.onWake((kind) => this.runners.get(kind)?.wake());
     if (isPostgres(db)) {
