@@ -122,7 +122,7 @@ export interface Webhook {
   name: string;
   url: string;
   is_enabled: boolean;
-  disabled_reason: 'unverified' | 'edited' | 'failing' | null;
+  disabled_reason: 'unverified' | 'edited' | 'failing' | 'gone' | null;
   headers: Record<string, string>;
   created_at: string;
   subscription_count: number;

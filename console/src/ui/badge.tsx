@@ -13,6 +13,7 @@ const TONES: Record<string, string> = {
   expired: 'bad',
   FAILED: 'bad',
   failing: 'bad',
+  gone: 'bad',
   held: 'warn',
   pending: 'info',
   upcoming: 'info',
