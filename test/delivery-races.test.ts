@@ -5,7 +5,10 @@ import { sweepStranded } from '../src/features/deliveries/sweep.js';
 import { isPostgres } from '../src/db/connect.js';
 import { databaseNow } from '../src/db/now.js';
 import { transaction } from '../src/db/transaction.js';
-import { claimDue as claimDeliveries, readWebhookEnabled } from '../src/features/deliveries/repo.js';
+import { claimDue as claimDeliveries } from '../src/features/deliveries/claim-repo.js';
+import { readWebhookForDelivery } from '../src/features/deliveries/repo.js';
+import { startDelivery } from '../src/features/deliveries/start.js';
+import { newId } from '../src/lib/ids.js';
 import { claimDue as claimJobs } from '../src/jobs/repo.js';
 import { systemClock } from '../src/lib/clock.js';
 import { listOutbox } from '../src/mail/repo.js';
@@ -28,6 +31,7 @@ import {
 let t: TestApp;
 let endpoint: ReceiverWithSecret;
 let orgId: string;
+let userId: string;
 /** What the receiver answers to notifications: a status, or a gate to wait on first. */
 let answer: { status: number; hold?: Promise<void> } = { status: 200 };
 let inFlight = 0;
@@ -57,7 +61,9 @@ beforeAll(async () => {
       MAX_WEBHOOK_ALERTS_PER_USER: '50',
     },
   });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  const me = (await t.request('GET', '/api/v1/user/me')).body;
+  orgId = me.org_id as string;
+  userId = me.id as string;
 });
 afterAll(async () => {
   await t.close();
@@ -418,26 +424,83 @@ describe('the per-webhook gate', () => {
   });
 });
 
-describe('locks', () => {
-  it("a producer reading its webhook holds off the webhook's disabling, not the dispatcher", async () => {
-    answer = { status: 200 };
-    const hook = await enabledWebhook(t, endpoint, { name: 'Read by a producer' });
-    const ids = await deliveriesTo(hook.id, 2);
-    let edit: Promise<TestResponse> | undefined;
-    let claimedMeanwhile = 0;
+describe('a producer racing a change of its webhook', () => {
+  /**
+   * A notification and its delivery made as an alert makes them, in a transaction the test runs `during`
+   * in, between reading the webhook and writing the delivery.
+   */
+  async function produce(webhookId: string, during: () => Promise<void>): Promise<string> {
+    const now = Date.now();
+    const notificationId = newId(now);
     await transaction(t.ctx.db, async (trx) => {
-      expect(await readWebhookEnabled(trx, hook.id)).toBe(true);
-      // On SQLite the producer's transaction has the one connection: nothing else runs until it ends.
-      if (dialect === 'postgres') claimedMeanwhile = await dispatcher().runDue();
-      edit = t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Edited after the producer' } });
-      await blockedBehind(trx);
-      expect(await readWebhookEnabled(trx, hook.id)).toBe(true);
+      const webhook = await readWebhookForDelivery(trx, webhookId);
+      const status = webhook?.is_enabled === 1 ? 'pending' : 'held';
+      await during();
+      await trx
+        .insertInto('notifications')
+        .values({
+          id: notificationId,
+          user_id: userId,
+          alert_id: newId(now),
+          alert_name: 'Raced',
+          event_id: newId(now),
+          type: 'NODE_STATE_CHANGE',
+          condition: 'UNREACHABLE',
+          org_id: orgId,
+          node_id: newId(now),
+          channel_type: 'webhook',
+          webhook_id: webhookId,
+          email_id: null,
+          status,
+          reason: null,
+          silence_id: null,
+          digest_id: null,
+          payload: '{}',
+          occurred_at: now,
+          created_at: now,
+        })
+        .execute();
+      await startDelivery(t.ctx, trx, notificationId, webhookId, status, now);
+    });
+    const row = await t.ctx.db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('notification_id', '=', notificationId)
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  // On PostgreSQL the change commits while the producer's transaction is open (it does not wait for it);
+  // on SQLite that transaction has the one connection, and the change runs once it has committed.
+  const meanwhile = (change: Promise<TestResponse>) =>
+    dialect === 'postgres' ? change.then(() => {}) : undefined;
+
+  it('holds at the next claim a delivery made pending while its webhook was being disabled', async () => {
+    answer = { status: 200 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Edited under a producer' });
+    let edit: Promise<TestResponse> | undefined;
+    const id = await produce(hook.id, async () => {
+      edit = t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Edited mid-production' } });
+      await meanwhile(edit);
     });
     expect((await edit!).status).toBe(200);
-    expect((await webhookRow(hook.id)).is_enabled).toBe(0);
-    expect(claimedMeanwhile).toBe(dialect === 'postgres' ? 2 : 0);
-    const statuses = (await Promise.all(ids.map(deliveryRow))).map((row) => row.status);
-    expect(statuses).toEqual(dialect === 'postgres' ? ['delivered', 'delivered'] : ['held', 'held']);
+    expect(await dispatcher().runDue()).toBe(0);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'held', next_attempt_at: null });
+    expect(postsFor([id])).toHaveLength(0);
+  });
+
+  it('sends at the next claim a delivery made held while its webhook was being verified', async () => {
+    answer = { status: 200 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Verified under a producer' });
+    await t.request('PUT', `/api/v1/webhook/${hook.id}`, { body: { name: 'Unverified under a producer' } });
+    let verify: Promise<TestResponse> | undefined;
+    const id = await produce(hook.id, async () => {
+      verify = t.request('POST', `/api/v1/webhook/${hook.id}/verify`);
+      await meanwhile(verify);
+    });
+    expect((await verify!).body.status).toBe('SUCCESS');
+    expect(await dispatcher().runDue()).toBe(1);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'delivered' });
   });
 });
 
@@ -517,7 +580,7 @@ describe("leases on the database's clock", () => {
           perWebhook: t.config.deliveryConcurrencyPerWebhook,
         }),
       );
-    const stolen = await anHourAhead(claim);
+    const stolen = (await anHourAhead(claim)).claimed;
     // (On SQLite the hour also opens the gates other tests shut: only this webhook's claim is the point.)
     const ofThisWebhook = stolen.filter((delivery) => delivery.webhook_id === hook.id);
     expect(ofThisWebhook.map((delivery) => delivery.id)).toEqual(stolenOnce === 0 ? [] : [id]);

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
-import { inSavepoint, transaction } from './transaction.js';
+import { isTransientConflict } from './connect.js';
+import { CONFLICT_TRIES, conflictPause, inSavepoint, transaction } from './transaction.js';
 import type { Database, Db } from './types.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -8,6 +9,8 @@ interface Unit {
   work: Work<unknown>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** Times it ran and was rolled back by a conflict PostgreSQL broke (a deadlock). */
+  conflicts: number;
 }
 
 export interface CommitGroupOptions {
@@ -26,8 +29,10 @@ export interface CommitGroupOptions {
  *
  * Units run one after the other in the shared transaction, each in a savepoint of its own, and each
  * resolves only once it has committed. A unit that fails is rolled back to its savepoint (its writes and
- * its `afterCommit` hooks gone) and sees its own error; the others go on and commit. No unit ever runs
- * twice. Should the commit itself fail, every unit of it sees that error.
+ * its `afterCommit` hooks gone) and sees its own error; the others go on and commit. A unit rolled back
+ * because PostgreSQL broke a deadlock it was in wrote nothing, and waits for a later transaction (up to
+ * CONFLICT_TRIES times); no unit ever runs again once its work has committed. Should the commit itself
+ * fail, every unit of it sees that error.
  */
 export class CommitGroup {
   private readonly waiting: Unit[] = [];
@@ -41,7 +46,7 @@ export class CommitGroup {
 
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ work, resolve, reject });
+      this.waiting.push({ work, resolve, reject, conflicts: 0 });
       this.schedulePump();
     });
   }
@@ -87,13 +92,26 @@ export class CommitGroup {
         return done;
       });
     } catch (error) {
-      for (const unit of units) unit.reject(error);
+      for (const unit of units) this.failed(unit, error);
       return;
     }
     units.forEach((unit, k) => {
       const outcome = outcomes[k] as Outcome;
       if (outcome.ok) unit.resolve(outcome.value);
-      else unit.reject(outcome.error);
+      else this.failed(unit, outcome.error);
+    });
+  }
+
+  /** A unit that wrote nothing: run again later when a conflict was the cause, else told why. */
+  private failed(unit: Unit, error: unknown): void {
+    unit.conflicts += 1;
+    if (!isTransientConflict(error) || unit.conflicts >= CONFLICT_TRIES) {
+      unit.reject(error);
+      return;
+    }
+    void conflictPause().then(() => {
+      this.waiting.push(unit);
+      this.schedulePump();
     });
   }
 

@@ -165,6 +165,16 @@ export function isPostgres(db: Executor): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
+/**
+ * A transaction PostgreSQL aborted to resolve a conflict with others (a deadlock, or a serialization
+ * failure): nothing of it was written, and the same work run again may well succeed.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '40P01' || code === '40001';
+}
+
 /** Unique-constraint violations of either driver, for turning races into 409s. */
 export function isUniqueViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;

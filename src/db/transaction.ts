@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import { isTransientConflict } from './connect.js';
 import type { Database, Db, Executor } from './types.js';
 
 const commitHooks = new WeakMap<Executor, (() => void)[]>();
@@ -10,25 +11,45 @@ export function logCommitHooksTo(db: Db, logger: Logger): void {
   hookLoggers.set(db, logger);
 }
 
+/** Times a transaction is run when PostgreSQL keeps aborting it to resolve a conflict. */
+export const CONFLICT_TRIES = 5;
+
+/** A short, random pause before running again what a conflict aborted, so the two do not meet again. */
+export function conflictPause(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 45));
+}
+
 /**
  * Runs `work` in a transaction that can tell its callees when it has committed: what they register with
  * `afterCommit` runs right after the commit, and never when the transaction rolls back. A hook that
  * throws is logged and changes nothing else: the transaction has committed, and its caller learns that.
+ *
+ * A transaction PostgreSQL aborts to break a deadlock wrote nothing, and is run again (up to
+ * CONFLICT_TRIES times): `work` must do database work only, as every transaction here does.
  */
 export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const hooks: (() => void)[] = [];
-  const result = await db.transaction().execute((trx) => {
-    commitHooks.set(trx, hooks);
-    return work(trx);
-  });
-  for (const hook of hooks) {
+  for (let tries = 1; ; tries += 1) {
+    const hooks: (() => void)[] = [];
+    let result: T;
     try {
-      hook();
+      result = await db.transaction().execute((trx) => {
+        commitHooks.set(trx, hooks);
+        return work(trx);
+      });
     } catch (error) {
-      hookLoggers.get(db)?.error({ err: error }, 'an after-commit hook failed');
+      if (tries >= CONFLICT_TRIES || !isTransientConflict(error)) throw error;
+      await conflictPause();
+      continue;
     }
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        hookLoggers.get(db)?.error({ err: error }, 'an after-commit hook failed');
+      }
+    }
+    return result;
   }
-  return result;
 }
 
 /**

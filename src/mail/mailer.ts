@@ -1,3 +1,4 @@
+import { transaction } from '../db/transaction.js';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../db/types.js';
@@ -106,7 +107,7 @@ export class Mailer {
       const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
       const lastTry = run.attempt >= run.maxAttempts;
       const retryAt = clock.now() + backoffDelay(run.attempt, EMAIL_BACKOFF);
-      await db.transaction().execute(async (trx) => {
+      await transaction(db, async (trx) => {
         await repo.markFailed(trx, row.id, message, lastTry ? 'failed' : 'pending', retryAt);
         if (lastTry) await repo.settleNotification(trx, row.id, 'failed');
       });
@@ -123,7 +124,7 @@ export class Mailer {
   /** Marks the message done and, in the same transaction, a notification it carries as delivered. */
   private async settle(outboxId: string, status: 'sent' | 'logged'): Promise<void> {
     const { db, clock } = this.options;
-    await db.transaction().execute(async (trx) => {
+    await transaction(db, async (trx) => {
       await repo.markDone(trx, outboxId, status, clock.now());
       await repo.settleNotification(trx, outboxId, 'delivered');
     });

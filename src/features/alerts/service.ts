@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction.js';
 import type { ServiceContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { badRequest, notFound, unprocessable } from '../../http/errors.js';
@@ -130,7 +131,7 @@ function toColumns(settings: NormalizedSettings, channel: Channel) {
 }
 
 export async function createAlert(ctx: ServiceContext, input: AlertInput): Promise<AlertResponse> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const settings = await resolveSettings(ctx, trx, input.type, input.settings);
     const channel = await resolveNewChannel(ctx, trx, input);
@@ -173,7 +174,7 @@ function nothingToChange(edit: AlertEdit) {
 export async function editAlert(ctx: ServiceContext, id: string, edit: AlertEdit): Promise<AlertResponse> {
   const changes = hasChanges(edit);
   if (!changes && edit.type === undefined) throw nothingToChange(edit);
-  return ctx.db.transaction().execute(async (trx) => {
+  return transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const existing = await repo.findOwnAlert(trx, id, ctx.actor.userId);
     if (existing === undefined) throw notFound('Alert');
@@ -259,7 +260,7 @@ export async function getAlert(ctx: ServiceContext, id: string): Promise<AlertRe
 }
 
 export async function deleteAlert(ctx: ServiceContext, id: string) {
-  const deleted = await ctx.db.transaction().execute(async (trx) => {
+  const deleted = await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     return repo.deleteOwnAlert(trx, id, ctx.actor.userId);
   });

@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../context.js';
 import { badRequest, forbidden, tooManyRequests, unauthorized } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -95,7 +96,7 @@ export async function login(ctx: AppContext, input: LoginInput, address: string)
   }
   const newHash = newPassword === undefined ? undefined : await hashPassword(newPassword);
   const roleIds = await users.roleIdsOf(ctx.db, user.id);
-  const issued = await ctx.db.transaction().execute(async (trx) => {
+  const issued = await transaction(ctx.db, async (trx) => {
     // A simultaneous change came first: the password checked above is no longer the account's, so this
     // request must neither overwrite that change nor get a key.
     if (newHash !== undefined && !(await users.replacePassword(trx, user.id, checkedHash, newHash))) {

@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../context.js';
 import { isUniqueViolation } from '../../db/connect.js';
 import { newId } from '../../lib/ids.js';
@@ -38,7 +39,7 @@ export async function bootstrap(ctx: AppContext, options: BootstrapOptions = {})
 }
 
 async function bootstrapOnce(ctx: AppContext, options: BootstrapOptions): Promise<BootstrapResult> {
-  return ctx.db.transaction().execute(async (trx) => {
+  return transaction(ctx.db, async (trx) => {
     const now = ctx.clock.now();
     if ((await countOrgs(trx)) === 0) {
       const orgId = newId(now);

@@ -3,6 +3,7 @@ import type { Executor } from '../../db/types.js';
 import { databaseNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { recordOutcome } from './outcome.js';
+import { claimDue, type ClaimedDelivery } from './claim-repo.js';
 import * as repo from './repo.js';
 import { sendDelivery, type SendOutcome } from './send.js';
 
@@ -17,9 +18,9 @@ export interface DispatchPauses {
   /** Inside the claim's transaction, once the ready webhooks are locked and before their slots are counted. */
   inClaim?: () => Promise<void>;
   /** Between the claim's commit and the requests. */
-  afterClaim?: (claimed: readonly repo.ClaimedDelivery[]) => Promise<void>;
+  afterClaim?: (claimed: readonly ClaimedDelivery[]) => Promise<void>;
   /** Inside the outcome's transaction, after the webhook's row was read (and locked). */
-  inOutcome?: (delivery: repo.ClaimedDelivery, trx: Executor) => Promise<void>;
+  inOutcome?: (delivery: ClaimedDelivery, trx: Executor) => Promise<void>;
 }
 
 export interface DispatcherOptions {
@@ -37,7 +38,7 @@ const RECORD_TRIES = 3;
  * delivery is sent at once (nothing waits inside a lease) and its outcome recorded, fenced by its claim.
  */
 export class Dispatcher {
-  private readonly inFlight = new Map<string, { delivery: repo.ClaimedDelivery; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, { delivery: ClaimedDelivery; done: Promise<void> }>();
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -120,11 +121,11 @@ export class Dispatcher {
     }
   }
 
-  private async claim(limit: number): Promise<repo.ClaimedDelivery[]> {
+  private async claim(limit: number): Promise<ClaimedDelivery[]> {
     const { ctx } = this;
     try {
-      const claimed = await transaction(ctx.db, (trx) =>
-        repo.claimDue(trx, {
+      const claim = await transaction(ctx.db, (trx) =>
+        claimDue(trx, {
           now: databaseNow(trx, ctx.clock),
           leaseMs: this.leaseMs,
           limit,
@@ -132,15 +133,23 @@ export class Dispatcher {
           ...(this.options.pauses?.inClaim === undefined ? {} : { afterLock: this.options.pauses.inClaim }),
         }),
       );
-      if (claimed.length > 0) await this.options.pauses?.afterClaim?.(claimed);
-      return claimed;
+      if (claim.held + claim.resumed > 0) {
+        // A producer raced a change of its webhook's state: put right here, as the rules expect.
+        ctx.logger.info(
+          { held: claim.held, resumed: claim.resumed },
+          'deliveries moved to their webhook state',
+        );
+        if (claim.held > 0) ctx.alertMetrics.notificationsEntered(ctx.db, 'held', null, claim.held);
+      }
+      if (claim.claimed.length > 0) await this.options.pauses?.afterClaim?.(claim.claimed);
+      return claim.claimed;
     } catch (error) {
       ctx.logger.error({ err: error }, 'claiming deliveries failed');
       return [];
     }
   }
 
-  private launch(delivery: repo.ClaimedDelivery): void {
+  private launch(delivery: ClaimedDelivery): void {
     const done = this.deliver(delivery).finally(() => {
       this.inFlight.delete(delivery.id);
       // A slot is free, and the outcome may have opened or closed a gate: look again.
@@ -149,7 +158,7 @@ export class Dispatcher {
     this.inFlight.set(delivery.id, { delivery, done });
   }
 
-  private async deliver(delivery: repo.ClaimedDelivery): Promise<void> {
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { ctx } = this;
     const sent = await sendDelivery(ctx, delivery);
     ctx.alertMetrics.deliveryAttempt(sent.attempt.failure ?? 'success');
@@ -160,7 +169,7 @@ export class Dispatcher {
     }
   }
 
-  private async record(delivery: repo.ClaimedDelivery, sent: SendOutcome): Promise<boolean> {
+  private async record(delivery: ClaimedDelivery, sent: SendOutcome): Promise<boolean> {
     const { pauses } = this.options;
     const pause =
       pauses?.inOutcome === undefined ? undefined : (trx: Executor) => pauses.inOutcome!(delivery, trx);

@@ -6,7 +6,7 @@ import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import { DISABLED_WEBHOOK_MESSAGE, loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
-import { readWebhookEnabled } from './repo.js';
+import { readWebhookForDelivery } from './repo.js';
 import * as log from './log-repo.js';
 import { requeueDeliveries } from './start.js';
 
@@ -86,9 +86,13 @@ export function presentAttempt(attempt: log.DeliveryAttemptRow) {
 
 const RETRYABLE: DeliveryStatus[] = ['failed', 'expired', 'pending'];
 
-/** Inside the transaction that sends again: the webhook is read under a share lock, so no disable slips in. */
+/**
+ * Inside the transaction that sends again, the webhook as it is now: enabled, or 422. A disable racing this
+ * transaction holds what it made pending at the next claim.
+ */
 async function requireEnabledNow(trx: Executor, webhookId: string): Promise<void> {
-  if (!(await readWebhookEnabled(trx, webhookId))) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
+  const webhook = await readWebhookForDelivery(trx, webhookId);
+  if (webhook?.is_enabled !== 1) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
 }
 
 /**

@@ -1,8 +1,10 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { databaseNow } from '../../db/now.js';
-import { touchSubscriptions } from '../users/repo.js';
+import { transaction } from '../../db/transaction.js';
+import { lockUser, touchSubscriptions } from '../users/repo.js';
 import { nextVersion } from '../webhooks/repo.js';
+import type { ClaimedDelivery } from './claim-repo.js';
 import * as repo from './repo.js';
 import { parseRetryAfter, webhookRetryDelay } from './schedule.js';
 import type { SendOutcome } from './send.js';
@@ -11,22 +13,24 @@ import type { SendOutcome } from './send.js';
 export const FAILURES_TO_DISABLE = 10;
 
 /**
- * Records what a run's request came to, in one transaction of its own (shared with others by group commit,
- * in a savepoint of its own). Every write is fenced by the run's claim: a run that no longer holds its
- * delivery's latest claim (its lease ran out and another run took it, it was given back, or the webhook
- * was deleted with its deliveries) records nothing. Returns whether it was recorded.
+ * Records what a run's request came to. Every write is fenced by the run's claim: a run that no longer
+ * holds its delivery's latest claim (its lease ran out and another run took it, it was given back, or the
+ * webhook was deleted with its deliveries) records nothing. Returns whether it was recorded.
  *
- * Lock order, the same everywhere: the webhook's row, then its deliveries. A success takes no lock of the
- * webhook (it cannot change whether the webhook is enabled), a failure locks it before reading it.
+ * Locks are taken in one order everywhere: the owner's row, the webhook's, then its deliveries
+ * (docs/deliveries.md#locks). A success shares a transaction with others (group commit, a savepoint each)
+ * and touches its webhook only when it ends a failing streak. A failure, which may disable the webhook and
+ * so touch its owner's row, has a transaction of its own.
  */
 export function recordOutcome(
   ctx: AppContext,
-  delivery: repo.ClaimedDelivery,
+  delivery: ClaimedDelivery,
   sent: SendOutcome,
   pause?: (trx: Executor) => Promise<void>,
 ): Promise<boolean> {
-  return ctx.commits.run(async (trx) => {
-    if (sent.ok) return recordSuccess(ctx, trx, delivery, sent);
+  if (sent.ok) return ctx.commits.run((trx) => recordSuccess(ctx, trx, delivery, sent));
+  return transaction(ctx.db, async (trx) => {
+    await lockUser(trx, delivery.user_id);
     const webhook = await repo.lockWebhook(trx, delivery.webhook_id);
     await pause?.(trx);
     if (webhook === undefined) return false;
@@ -37,15 +41,17 @@ export function recordOutcome(
 async function recordSuccess(
   ctx: AppContext,
   trx: Executor,
-  delivery: repo.ClaimedDelivery,
+  delivery: ClaimedDelivery,
   sent: SendOutcome,
 ): Promise<boolean> {
+  // The probe of a failing webhook: its success opens the gate for everything waiting.
+  const probe = delivery.consecutive_failures > 0;
+  if (probe) await repo.lockWebhook(trx, delivery.webhook_id);
   const ended = await repo.endLease(trx, delivery, { status: 'delivered', attempt: sent.attempt });
   if (ended === undefined) return false;
   await repo.insertAttempt(trx, sent.attempt);
   await repo.setNotificationStatus(trx, ended.notification_id, 'delivered');
-  // The endpoint answers again: its failure count and retry gate go, and every waiting delivery resumes.
-  await repo.clearFailures(trx, delivery.webhook_id);
+  if (probe) await repo.clearFailures(trx, delivery.webhook_id);
   ctx.alertMetrics.notificationsEntered(trx, 'delivered', null);
   return true;
 }
@@ -58,7 +64,7 @@ async function recordSuccess(
 async function recordFailure(
   ctx: AppContext,
   trx: Executor,
-  delivery: repo.ClaimedDelivery,
+  delivery: ClaimedDelivery,
   webhook: repo.LockedWebhook,
   sent: SendOutcome,
 ): Promise<boolean> {

@@ -3,228 +3,11 @@ import { isPostgres } from '../../db/connect.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
 /**
- * The delivery queue's SQL. A pending delivery is due once `next_attempt_at` has come; a claim leases it
- * (`lease_until`) and counts the claim in `attempts`, which then fences every write of that run. The
- * webhook's gate and slots are read in the claim's own transaction, under a lock of the webhook's row on
- * PostgreSQL (SQLite has one writer), so two claims can never fill the same slot.
- * See docs/deliveries.md.
+ * The delivery queue's SQL beside the claim (claim-repo.ts): a run's fenced writes, the webhook's gate and
+ * lock, holding and sending again, and what the sweep looks for. See docs/deliveries.md.
  */
 
-/** A claimed delivery with what sending it needs. `attempts` is this run's fence. */
-export interface ClaimedDelivery {
-  id: string;
-  attempts: number;
-  notification_id: string;
-  webhook_id: string;
-  /** When the claim was made, on the clock the leases use: a failure counted after it is the same burst. */
-  claimed_at: number;
-  payload: string;
-  occurred_at: number;
-  url: string;
-  headers: string;
-  secret_sealed: string;
-}
-
-export interface ClaimOptions {
-  now: RawBuilder<number>;
-  leaseMs: number;
-  /** Deliveries claimed at most (the dispatcher's free slots). */
-  limit: number;
-  /** Requests in flight per webhook at most, across every process; 1 while the webhook is failing. */
-  perWebhook: number;
-  /** A test seam: awaited once the ready webhooks are locked, before their slots are counted. */
-  afterLock?: () => Promise<void>;
-}
-
-/** Webhooks ready to be sent to at most this many at once: a claim is one short transaction. */
-const WEBHOOKS_PER_CLAIM = 50;
-
-type DeliveryScope = ExpressionBuilder<Database, 'deliveries' | 'webhooks'>;
-
-/**
- * A delivery that may be sent now: pending, due, not in flight, and either past its webhook's retry time
- * or one whose retry its owner asked for.
- */
-function sendableNow(eb: DeliveryScope, now: RawBuilder<number>) {
-  return eb.and([
-    eb('deliveries.status', '=', 'pending'),
-    eb('deliveries.next_attempt_at', '<=', now),
-    notInFlight(eb, now),
-    eb.or([
-      eb('webhooks.retry_at', 'is', null),
-      eb('webhooks.retry_at', '<=', now),
-      eb('deliveries.retry_requested', '=', 1),
-    ]),
-  ]);
-}
-
-/**
- * Leases up to `limit` due deliveries, never more per webhook than its free slots, and none to a webhook
- * that is disabled or waiting for its retry time (unless its owner asked to retry that delivery now).
- * Runs in the caller's transaction.
- */
-export async function claimDue(trx: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const { now } = options;
-  const webhooks = await lockReadyWebhooks(trx, options);
-  if (webhooks.length === 0) return [];
-  await options.afterLock?.();
-  const inFlight = await countInFlight(
-    trx,
-    webhooks.map((webhook) => webhook.id),
-    now,
-  );
-  const candidates = await dueDeliveries(trx, webhooks, options);
-  const free = new Map(
-    webhooks.map((webhook) => [
-      webhook.id,
-      (webhook.consecutive_failures > 0 ? 1 : options.perWebhook) - (inFlight.get(webhook.id) ?? 0),
-    ]),
-  );
-  const picked: string[] = [];
-  for (const candidate of candidates) {
-    if (picked.length === options.limit) break;
-    const slots = free.get(candidate.webhook_id) ?? 0;
-    if (slots <= 0) continue;
-    free.set(candidate.webhook_id, slots - 1);
-    picked.push(candidate.id);
-  }
-  if (picked.length === 0) return [];
-  await trx
-    .updateTable('deliveries')
-    .set((eb) => ({
-      lease_until: eb(now, '+', options.leaseMs),
-      attempts: eb('attempts', '+', 1),
-      retry_requested: 0,
-    }))
-    .where('id', 'in', picked)
-    .execute();
-  const claimed = await trx
-    .selectFrom('deliveries')
-    .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-    .select([
-      'deliveries.id',
-      'deliveries.attempts',
-      'deliveries.notification_id',
-      'deliveries.webhook_id',
-      'notifications.payload',
-      'notifications.occurred_at',
-      'webhooks.url',
-      'webhooks.headers',
-      'webhooks.secret_sealed',
-    ])
-    .select((eb) => eb(eb.ref('deliveries.lease_until'), '-', options.leaseMs).as('claimed_at'))
-    .where('deliveries.id', 'in', picked)
-    .orderBy('deliveries.next_attempt_at')
-    .orderBy('deliveries.id')
-    .execute();
-  return claimed.map((row) => ({
-    ...row,
-    attempts: Number(row.attempts),
-    occurred_at: Number(row.occurred_at),
-    claimed_at: Number(row.claimed_at),
-  }));
-}
-
-/**
- * The webhooks with something to send now and a slot free for it, the longest-waiting first, locked
- * (PostgreSQL: FOR NO KEY UPDATE, skipping those another claim, a failure's outcome or a change of their
- * state holds: the next claim sees them). The slots read
- * here are a filter only, so that webhooks whose slots are all taken do not crowd out the others; the
- * count that decides is made after the lock.
- */
-async function lockReadyWebhooks(trx: Executor, options: Pick<ClaimOptions, 'now' | 'perWebhook'>) {
-  const { now } = options;
-  const oldestSendable = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
-    eb
-      .selectFrom('deliveries')
-      .select((inner) => inner.fn.min('deliveries.next_attempt_at').as('due'))
-      .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
-      .where((inner) => sendableNow(inner, now));
-  const leased = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
-    eb
-      .selectFrom('deliveries as leased')
-      .select((inner) => inner.fn.countAll().as('n'))
-      .whereRef('leased.webhook_id', '=', 'webhooks.id')
-      .where('leased.lease_until', '>', now);
-  const slots = (eb: ExpressionBuilder<Database, 'webhooks'>) =>
-    eb.case().when('webhooks.consecutive_failures', '>', 0).then(1).else(options.perWebhook).end();
-  let query = trx
-    .selectFrom('webhooks')
-    .select(['id', 'consecutive_failures', 'retry_at'])
-    .where('is_enabled', '=', 1)
-    .where((eb) => eb(oldestSendable(eb), 'is not', null))
-    .where((eb) => eb(leased(eb), '<', slots(eb)))
-    .orderBy((eb) => oldestSendable(eb))
-    .orderBy('id')
-    .limit(WEBHOOKS_PER_CLAIM);
-  if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
-  const rows = await query.execute();
-  return rows.map((row) => ({
-    id: row.id,
-    consecutive_failures: row.consecutive_failures,
-    retry_at: row.retry_at === null ? null : Number(row.retry_at),
-  }));
-}
-
-/**
- * Requests in flight per webhook: deliveries under a live lease, whatever their status now (one held by an
- * edit while its request is out still fills its slot). A statement of its own, after the webhooks were
- * locked, so on PostgreSQL it sees every claim committed before.
- */
-async function countInFlight(trx: Executor, webhookIds: string[], now: RawBuilder<number>) {
-  const rows = await trx
-    .selectFrom('deliveries')
-    .select(['webhook_id', (eb) => eb.fn.countAll<number | string>().as('n')])
-    .where('webhook_id', 'in', webhookIds)
-    .where('lease_until', '>', now)
-    .groupBy('webhook_id')
-    .execute();
-  return new Map(rows.map((row) => [row.webhook_id, Number(row.n)]));
-}
-
-/**
- * The first sendable deliveries of each locked webhook, as many as it has slots at most: a retry the owner
- * asked for first, then the oldest due.
- */
-async function dueDeliveries(trx: Executor, webhooks: { id: string }[], options: ClaimOptions) {
-  const { now } = options;
-  const ranked = trx
-    .selectFrom('deliveries')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-    .select([
-      'deliveries.id',
-      'deliveries.webhook_id',
-      'deliveries.retry_requested',
-      'deliveries.next_attempt_at',
-    ])
-    .select((eb) =>
-      eb.fn
-        .agg<number>('row_number')
-        .over((over) =>
-          over
-            .partitionBy('deliveries.webhook_id')
-            .orderBy('deliveries.retry_requested', 'desc')
-            .orderBy('deliveries.next_attempt_at')
-            .orderBy('deliveries.id'),
-        )
-        .as('place'),
-    )
-    .where(
-      'deliveries.webhook_id',
-      'in',
-      webhooks.map((webhook) => webhook.id),
-    )
-    .where((eb) => sendableNow(eb, now));
-  return trx
-    .selectFrom(ranked.as('ranked'))
-    .select(['id', 'webhook_id'])
-    .where('place', '<=', options.perWebhook)
-    .orderBy('retry_requested', 'desc')
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .execute();
-}
+export type DeliveryScope = ExpressionBuilder<Database, 'deliveries' | 'webhooks'>;
 
 /** One request made for a delivery, as the log keeps it. */
 export interface AttemptRecord {
@@ -320,22 +103,24 @@ export async function setNotificationStatus(
 }
 
 /**
- * Whether a webhook is enabled, as a producer of its deliveries reads it (PostgreSQL: FOR KEY SHARE). That
- * lock waits for, and holds off, only what takes the row FOR UPDATE: every change of whether the webhook
- * is enabled (`lockWebhook`). Claims (FOR NO KEY UPDATE) pass it, so producers never hide a webhook from
- * the dispatcher. SQLite's single writer gives the same. See docs/deliveries.md#locks.
+ * The webhook a producer is about to make a delivery for, read with the lock its delivery's foreign key
+ * takes anyway (PostgreSQL: FOR KEY SHARE): only a delete waits for it, and once a delete has committed
+ * the webhook is not found, so no delivery is made for a webhook that is gone. Whether it is enabled is
+ * read, not held: a change racing the producer is put right by the next claim. See docs/deliveries.md#locks.
  */
-export async function readWebhookEnabled(trx: Executor, webhookId: string): Promise<boolean> {
+export async function readWebhookForDelivery(
+  trx: Executor,
+  webhookId: string,
+): Promise<{ is_enabled: number } | undefined> {
   let query = trx.selectFrom('webhooks').select('is_enabled').where('id', '=', webhookId);
   if (isPostgres(trx)) query = query.forKeyShare();
-  const row = await query.executeTakeFirst();
-  return row?.is_enabled === 1;
+  return query.executeTakeFirst();
 }
 
 /**
- * A webhook locked before whether it is enabled may change (PostgreSQL: FOR UPDATE, which waits for the
- * producers reading it and for a claim under way): a failure that may disable it, the sweep, an edit, a
- * verify. Until the caller commits, no claim takes its deliveries and no producer reads it.
+ * A webhook locked before its gate or its state changes (PostgreSQL: FOR NO KEY UPDATE): a failure's
+ * outcome, a probe's success, the sweep, an edit, a verify. Claims skip it until the caller commits; the
+ * producers of its deliveries are not held up. Callers that may also touch its owner's row lock that first.
  */
 export async function lockWebhook(trx: Executor, webhookId: string) {
   let query = trx
@@ -352,7 +137,7 @@ export async function lockWebhook(trx: Executor, webhookId: string) {
       'updated_at',
     ])
     .where('id', '=', webhookId);
-  if (isPostgres(trx)) query = query.forUpdate();
+  if (isPostgres(trx)) query = query.forNoKeyUpdate();
   return query.executeTakeFirst();
 }
 
@@ -413,6 +198,26 @@ export async function holdPending(db: Executor, webhookId: string): Promise<numb
 const CHUNK = 500;
 
 /**
+ * Held deliveries of an enabled webhook that are not in flight, due now with their notifications pending,
+ * in the caller's transaction (which holds the webhook's lock); returns how many.
+ */
+export async function resumeHeld(db: Executor, webhookId: string, now: RawBuilder<number>): Promise<number> {
+  const resumed = await db
+    .updateTable('deliveries')
+    .set({ status: 'pending', next_attempt_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'held')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+    .returning('notification_id')
+    .execute();
+  for (let start = 0; start < resumed.length; start += CHUNK) {
+    const chunk = resumed.slice(start, start + CHUNK).map((row) => row.notification_id);
+    await db.updateTable('notifications').set({ status: 'pending' }).where('id', 'in', chunk).execute();
+  }
+  return resumed.length;
+}
+
+/**
  * Deliveries due again from `now`, with their notifications pending; only those still in a status of
  * `from` (read by the caller before its transaction, so a change meanwhile wins). Returns how many.
  */
@@ -468,7 +273,7 @@ export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Pr
 }
 
 /** A delivery under no live lease: no request for it is in flight. */
-function notInFlight(eb: DeliveryScope, now: RawBuilder<number>) {
+export function notInFlight(eb: DeliveryScope, now: RawBuilder<number>) {
   return eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]);
 }
 

@@ -2,7 +2,8 @@ import type { AppContext } from '../../context.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
 import { notificationHeaders } from '../webhooks/signing.js';
-import type { AttemptRecord, ClaimedDelivery } from './repo.js';
+import type { ClaimedDelivery } from './claim-repo.js';
+import type { AttemptRecord } from './repo.js';
 
 const RESPONSE_KEPT_BYTES = 1_024;
 

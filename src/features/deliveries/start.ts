@@ -6,19 +6,17 @@ import * as repo from './repo.js';
 
 /**
  * A notification's delivery to a webhook, in the notification's transaction: pending (due now) when the
- * webhook is enabled, held (sent once it is verified again) when not. The webhook is read under a share
- * lock, so an edit or a failure that disables it either commits first (and the delivery is born held) or
- * waits for this transaction (and holds the delivery with the rest). Returns the delivery's status.
+ * webhook was read enabled, held (sent once it is verified again) when not. Should its state change before
+ * this commits, the next claim puts the delivery right (docs/deliveries.md#locks).
  */
 export async function startDelivery(
   ctx: AppContext,
   trx: Executor,
   notificationId: string,
   webhookId: string,
+  status: 'pending' | 'held',
   now: number,
-): Promise<DeliveryStatus> {
-  const enabled = await repo.readWebhookEnabled(trx, webhookId);
-  const status: DeliveryStatus = enabled ? 'pending' : 'held';
+): Promise<void> {
   await trx
     .insertInto('deliveries')
     .values({
@@ -37,8 +35,8 @@ export async function startDelivery(
       delivered_at: null,
     })
     .execute();
-  if (status === 'pending') await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
-  return status;
+  // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
+  await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
-import { setNotificationStatus } from '../deliveries/repo.js';
+import { readWebhookForDelivery } from '../deliveries/repo.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
@@ -73,34 +73,34 @@ export async function suppressionOf(
   return undefined;
 }
 
-type Webhook = { id: string; is_enabled: number };
+/**
+ * Where a notification that goes out is sent: by e-mail, or to its webhook as it is now (read as its
+ * delivery is made, see readWebhookForDelivery); `gone` when the webhook was deleted meanwhile, with the
+ * alert: then nothing is sent.
+ */
+type Destination = { email: true } | { webhookId: string; enabled: boolean } | 'gone';
 
-function webhookOf(alert: WatchingAlert): Webhook | undefined {
-  return alert.channel_type === 'webhook' && alert.webhook_id !== null
-    ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
-    : undefined;
+async function destinationOf(trx: Executor, alert: WatchingAlert): Promise<Destination> {
+  if (alert.channel_type !== 'webhook' || alert.webhook_id === null) return { email: true };
+  const webhook = await readWebhookForDelivery(trx, alert.webhook_id);
+  return webhook === undefined ? 'gone' : { webhookId: alert.webhook_id, enabled: webhook.is_enabled === 1 };
 }
 
 /** The status a notification that goes out starts with: held while its webhook is disabled. */
-function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
-  return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
+function sendingStatus(destination: Exclude<Destination, 'gone'>): 'pending' | 'held' {
+  return 'webhookId' in destination && !destination.enabled ? 'held' : 'pending';
 }
 
-/**
- * Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest).
- * The delivery reads its webhook under a lock: should that disagree with the status the notification was
- * stored with (a disable committed since the alert was read), the notification follows the delivery.
- */
+/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest). */
 async function dispatch(
   ctx: AppContext,
   trx: Executor,
   notification: { id: string; user_id: string; payload: string },
-  webhook: Webhook | undefined,
+  destination: Exclude<Destination, 'gone'>,
   now: number,
 ): Promise<void> {
-  if (webhook === undefined) return sendByEmail(ctx, trx, notification);
-  const status = await startDelivery(ctx, trx, notification.id, webhook.id, now);
-  if (status !== sendingStatus(webhook)) await setNotificationStatus(trx, notification.id, status);
+  if (!('webhookId' in destination)) return sendByEmail(ctx, trx, notification);
+  await startDelivery(ctx, trx, notification.id, destination.webhookId, sendingStatus(destination), now);
 }
 
 /**
@@ -118,8 +118,9 @@ export async function createNotification(
 ): Promise<void> {
   const now = ctx.clock.now();
   const facts = await factsOf(ctx, trx, event, known);
-  const webhook = webhookOf(alert);
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
+  const destination = await destinationOf(trx, alert);
+  if (destination === 'gone') return;
   const row = {
     id: newId(now),
     user_id: alert.user_id,
@@ -133,7 +134,7 @@ export async function createNotification(
     channel_type: alert.channel_type,
     webhook_id: alert.webhook_id,
     email_id: null,
-    status: suppressed === undefined ? sendingStatus(webhook) : ('suppressed' as const),
+    status: suppressed === undefined ? sendingStatus(destination) : ('suppressed' as const),
     reason: suppressed?.reason ?? null,
     silence_id: suppressed?.silenceId ?? null,
     digest_id: null,
@@ -143,7 +144,7 @@ export async function createNotification(
   };
   if (!(await insertNotification(trx, row))) return;
   ctx.alertMetrics.notificationsEntered(trx, row.status, row.reason);
-  if (suppressed === undefined) await dispatch(ctx, trx, row, webhook, now);
+  if (suppressed === undefined) await dispatch(ctx, trx, row, destination, now);
 }
 
 /**
@@ -159,14 +160,15 @@ export async function sendHeldBack(
   event: EventRow,
 ): Promise<boolean> {
   const now = ctx.clock.now();
-  const webhook = webhookOf(alert);
+  const destination = await destinationOf(trx, alert);
+  if (destination === 'gone') return false;
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
-  const status = suppressed === undefined ? sendingStatus(webhook) : 'suppressed';
+  const status = suppressed === undefined ? sendingStatus(destination) : 'suppressed';
   const reason = suppressed?.reason ?? null;
   // A later window takes it over; otherwise the record of the window it waited in stays.
   await setHeldBackStatus(trx, notification.id, status, reason, suppressed?.silenceId ?? null);
   ctx.alertMetrics.notificationsEntered(trx, status, reason);
   if (suppressed !== undefined) return false;
-  await dispatch(ctx, trx, notification, webhook, now);
+  await dispatch(ctx, trx, notification, destination, now);
   return true;
 }

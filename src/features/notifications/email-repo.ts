@@ -6,11 +6,14 @@ import type { EmailDigestsTable, Executor } from '../../db/types.js';
  * minute, the minute's digest, and which e-mail a notification went out in.
  */
 
-/** Serializes one user's e-mail counting on PostgreSQL (SQLite has one writer anyway). */
+/**
+ * Serializes one user's e-mail counting on PostgreSQL (SQLite has one writer anyway), on the user's e-mail
+ * channel row rather than the user's own, which the changes of the user's webhooks lock
+ * (docs/deliveries.md#locks).
+ */
 export async function lockUserForEmail(db: Executor, userId: string): Promise<void> {
-  // SQLite needs none: a transaction there has the database to itself.
-  if (isPostgres(db))
-    await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+  if (!isPostgres(db)) return;
+  await db.selectFrom('email_channels').select('id').where('user_id', '=', userId).forUpdate().execute();
 }
 
 /** The user's notifications made since `from` that went out by e-mail on their own. */

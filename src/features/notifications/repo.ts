@@ -22,10 +22,7 @@ export type WatchingAlert = Pick<
   | 'scope_tunnel_id'
   | 'scope_service_id'
   | 'suppress_when_node_unreachable'
-> & {
-  /** Its webhook's is_enabled (null for e-mail alerts), read with the alert. */
-  webhook_enabled: number | null;
-};
+>;
 
 const ALERT_COLUMNS = [
   'alerts.id',
@@ -42,14 +39,10 @@ const ALERT_COLUMNS = [
   'alerts.scope_tunnel_id',
   'alerts.scope_service_id',
   'alerts.suppress_when_node_unreachable',
-  'webhooks.is_enabled as webhook_enabled',
 ] as const;
 
 function watchingAlerts(db: Executor) {
-  return db
-    .selectFrom('alerts')
-    .leftJoin('webhooks', 'webhooks.id', 'alerts.webhook_id')
-    .select(ALERT_COLUMNS);
+  return db.selectFrom('alerts').select(ALERT_COLUMNS);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isPostgres } from '../../db/connect.js';
 import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import { idleSqlite } from '../../db/connect.js';
 import type { Executor, UsersTable } from '../../db/types.js';
@@ -24,6 +25,15 @@ export async function insertUser(
  * transaction: the update takes the user's row lock (PostgreSQL) or the write lock (SQLite), which
  * serializes per-user limit checks, and the new version invalidates cached lists in every process.
  */
+/**
+ * Locks a user's row as `touchSubscriptions` does, without moving the version (PostgreSQL; SQLite has one
+ * writer): for work that may touch it later and must take it first (docs/deliveries.md#locks).
+ */
+export async function lockUser(db: Executor, userId: string): Promise<void> {
+  if (isPostgres(db))
+    await db.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().execute();
+}
+
 export async function touchSubscriptions(db: Executor, userId: string): Promise<void> {
   await db
     .updateTable('users')

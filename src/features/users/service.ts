@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction.js';
 import type { AppContext, ServiceContext } from '../../context.js';
 import { isUniqueViolation } from '../../db/connect.js';
 import type { Executor } from '../../db/types.js';
@@ -47,7 +48,7 @@ export async function createUser(ctx: ServiceContext, input: NewUser) {
     created_at: now,
   };
   try {
-    await ctx.db.transaction().execute(async (trx) => {
+    await transaction(ctx.db, async (trx) => {
       if ((await repo.findUserByEmail(trx, emailNormalized)) !== undefined) throw emailTaken();
       await repo.insertUser(trx, user, roleIds);
       await sendVerificationLink(ctx, trx, user, now);
@@ -85,7 +86,7 @@ export async function resendVerification(
   email: string,
 ): Promise<{ email: string; link: string }> {
   const now = ctx.clock.now();
-  return ctx.db.transaction().execute(async (trx) => {
+  return transaction(ctx.db, async (trx) => {
     const user = await repo.findUserByEmail(trx, normalizeEmail(email));
     if (user === undefined) throw notFound('User');
     if (user.email_verified_at !== null) throw conflict('This e-mail address is already verified.');
@@ -130,7 +131,7 @@ export async function verifyEmail(
   if (record === undefined || record.expires_at <= now) throw invalid;
   if (record.used_at !== null)
     throw badRequest('This verification link has already been used; you can log in.');
-  await ctx.db.transaction().execute(async (trx) => {
+  await transaction(ctx.db, async (trx) => {
     if (!(await repo.consumeVerificationToken(trx, tokenHash, now))) {
       throw badRequest('This verification link has already been used; you can log in.');
     }

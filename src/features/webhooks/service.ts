@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction.js';
 import { removalAnswer } from '../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../context.js';
 import type { WebhookDisabledReason } from '../../db/types.js';
@@ -72,7 +73,7 @@ export async function createWebhook(
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.transaction().execute(async (trx) => {
+  await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const count = await repo.countWebhooksOfUser(trx, ctx.actor.userId);
     const max = ctx.config.maxWebhooksPerUser;
@@ -106,7 +107,7 @@ function editedColumns(input: WebhookInput, sealedSecret: string | undefined, ve
 export async function updateWebhook(ctx: ServiceContext, id: string, input: WebhookInput) {
   validate(ctx, input);
   const sealedSecret = input.secret === undefined ? undefined : ctx.secretBox.seal(input.secret);
-  const updated = await ctx.db.transaction().execute(async (trx) => {
+  const updated = await transaction(ctx.db, async (trx) => {
     // Read under the per-user lock, so edits of one user's webhooks are serialized and each builds on the
     // row as the previous one left it (verify compares versions: two edits must never write the same one).
     await touchSubscriptions(trx, ctx.actor.userId);
@@ -164,7 +165,7 @@ export async function getWebhook(ctx: ServiceContext, id: string): Promise<Webho
 
 /** Without force a webhook used by alerts stays; with force it goes with its alerts, atomically. */
 export async function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
-  return ctx.db.transaction().execute(async (trx) => {
+  return transaction(ctx.db, async (trx) => {
     // The same per-user lock alert creation takes, so no alert can attach to a webhook being removed.
     await touchSubscriptions(trx, ctx.actor.userId);
     const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId);

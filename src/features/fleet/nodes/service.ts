@@ -1,3 +1,4 @@
+import { transaction } from '../../../db/transaction.js';
 import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../../context.js';
 import { isUniqueViolation } from '../../../db/connect.js';
@@ -80,7 +81,7 @@ export async function registerNode(ctx: ServiceContext, input: NewNode) {
     created_at: now,
   };
   try {
-    const node = await ctx.db.transaction().execute(async (trx) => {
+    const node = await transaction(ctx.db, async (trx) => {
       await visibleOrg(ctx, trx, orgId);
       const serial = row.hardware_serial_number;
       if (serial !== null && (await repo.serialTaken(trx, serial))) throw serialTaken();
@@ -122,7 +123,7 @@ export async function listNodes(
 }
 
 export async function editNode(ctx: ServiceContext, id: string, edit: NodeEdit) {
-  const node = await ctx.db.transaction().execute(async (trx) => {
+  const node = await transaction(ctx.db, async (trx) => {
     await visibleNode(ctx, trx, id);
     await repo.updateNode(trx, id, {
       ...(edit.name === undefined ? {} : { name: edit.name }),
@@ -137,7 +138,7 @@ export async function editNode(ctx: ServiceContext, id: string, edit: NodeEdit) 
 
 /** Without force a node that alerts are scoped to stays; with force it goes with them, atomically. */
 export async function deleteNode(ctx: ServiceContext, id: string, force: boolean) {
-  const removed = await ctx.db.transaction().execute(async (trx) => {
+  const removed = await transaction(ctx.db, async (trx) => {
     await visibleNode(ctx, trx, id);
     const alertIds = await releaseScopedAlerts(trx, { node: id }, 'node', force);
     // Their tunnels lose this peer: their next report must be applied, not taken as a repeat.
@@ -151,7 +152,7 @@ export async function deleteNode(ctx: ServiceContext, id: string, force: boolean
 /** A new credential; the old one stops working when this commits. */
 export async function renewNodeToken(ctx: ServiceContext, id: string) {
   const credential = newNodeToken();
-  const node = await ctx.db.transaction().execute(async (trx) => {
+  const node = await transaction(ctx.db, async (trx) => {
     await visibleNode(ctx, trx, id);
     await repo.updateNode(trx, id, { token_hash: credential.hash });
     return visibleNode(ctx, trx, id);

@@ -1,3 +1,4 @@
+import { transaction } from '../../../db/transaction.js';
 import { forgetReportedState } from '../nodes/repo.js';
 import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import { sql } from 'kysely';
@@ -113,7 +114,7 @@ export async function getResource(ctx: ServiceContext, table: ResourceTable, id:
 export async function deleteResource(ctx: ServiceContext, table: ResourceTable, id: string, force: boolean) {
   const row = await visibleResource(ctx, table, id);
   const target = table === 'tunnels' ? { tunnel: id } : { service: id };
-  const removed = await ctx.db.transaction().execute(async (trx) => {
+  const removed = await transaction(ctx.db, async (trx) => {
     const alertIds = await releaseScopedAlerts(trx, target, WHAT[table].toLowerCase(), force);
     await trx.deleteFrom(table).where('id', '=', id).execute();
     await forgetReportedState(trx, [row.node_id]);
