@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommitGroup } from '../src/db/commit-group.js';
 import type { Logger } from 'pino';
 import { afterCommit, logCommitHooksTo, transaction } from '../src/db/transaction.js';
-import type { Db } from '../src/db/types.js';
+import { sql } from 'kysely';
+import type { Db, Executor } from '../src/db/types.js';
 import { TickBatch } from '../src/lib/tick-batch.js';
 import { listRuns, recordRun } from './support/jobs-tables.js';
-import { openJobsDatabase, type JobsDatabase } from './support/jobs-fixture.js';
+import { dialect, openJobsDatabase, type JobsDatabase } from './support/jobs-fixture.js';
 
 let jobs: JobsDatabase;
 let db: Db;
@@ -165,5 +166,68 @@ describe('TickBatch', () => {
     });
     const settled = await Promise.allSettled([batch.add(1), batch.add(2)]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+  });
+});
+
+// Two writers locking the same two rows in opposite orders: on PostgreSQL one is aborted to break the
+// deadlock and must run again by itself; SQLite runs one transaction at a time, so none can happen there.
+describe('a deadlock PostgreSQL breaks', () => {
+  /** Resolves once both writers hold their first row (PostgreSQL); on SQLite, at once. */
+  function meeting() {
+    let arrived = 0;
+    let open = () => {};
+    const bothThere = new Promise<void>((resolve) => (open = resolve));
+    return async () => {
+      if (dialect === 'sqlite') return;
+      arrived += 1;
+      if (arrived === 2) open();
+      await bothThere;
+    };
+  }
+
+  const lockRow = (trx: Executor, kind: string) =>
+    sql`update test_runs set worker = 'locked' where kind = ${kind}`.execute(trx);
+
+  /** The work of a writer that locks `first`, meets the other, then locks `second`; counts its runs. */
+  function crossing(first: string, second: string, meet: () => Promise<void>, runs: number[], k: number) {
+    return async (trx: Executor) => {
+      runs[k] = (runs[k] ?? 0) + 1;
+      await lockRow(trx, first);
+      await meet();
+      await lockRow(trx, second);
+      return k;
+    };
+  }
+
+  beforeAll(async () => {
+    for (const kind of ['cross-a', 'cross-b']) await recordRun(db, run(kind, 1));
+  });
+
+  it('runs the aborted transaction again: both commit', async () => {
+    const meet = meeting();
+    const runs: number[] = [];
+    const done = await Promise.all([
+      transaction(db, crossing('cross-a', 'cross-b', meet, runs, 0)),
+      transaction(db, crossing('cross-b', 'cross-a', meet, runs, 1)),
+    ]);
+    expect(done).toEqual([0, 1]);
+    expect(runs.reduce((a, b) => a + b)).toBe(dialect === 'postgres' ? 3 : 2);
+  });
+
+  it('runs the aborted unit of a group commit again in a later transaction: both commit', async () => {
+    const meet = meeting();
+    const runs: number[] = [];
+    const groups = [0, 1].map(() => new CommitGroup(db, { open: 1, maxUnits: 64 }));
+    // Each crossing unit shares its transaction with another, so it is rolled back to its savepoint alone.
+    const company = (n: number) => (trx: Executor) => recordRun(trx, run('crossing-company', n));
+    const done = await Promise.all([
+      groups[0]!.run(company(1)),
+      groups[0]!.run(crossing('cross-a', 'cross-b', meet, runs, 0)),
+      groups[1]!.run(company(2)),
+      groups[1]!.run(crossing('cross-b', 'cross-a', meet, runs, 1)),
+    ]);
+    expect([done[1], done[3]]).toEqual([0, 1]);
+    expect(await listRuns(db, 'crossing-company')).toHaveLength(2);
+    expect(runs.reduce((a, b) => a + b)).toBe(dialect === 'postgres' ? 3 : 2);
   });
 });
