@@ -1,79 +1,42 @@
 // The simulated fleet: every node's credential and the state its agent reports. The seed stores exactly this
 // state, so a report is a change only when the bench flips one of a node's resources, and the node reports
 // its new state from then on, as a real agent would.
+import type { NodeSeed, Resource } from '../notify/seed.js';
 
-export const TUNNELS_PER_NODE = 2;
-export const SERVICES_PER_NODE = 3;
-const RESOURCES = TUNNELS_PER_NODE + SERVICES_PER_NODE;
-
-const TUNNEL_STATES = ['CONNECTED', 'TERMINATED'] as const;
-const SERVICE_STATES = ['HEALTHY', 'UNHEALTHY'] as const;
-
-export const SOFTWARE_VERSION = '2.4.1';
-export const UPGRADE_STATUS = 'ENABLED';
-
-export interface Resource {
-  key: string;
-  name: string;
-  state: string;
-}
-
-/** A small deterministic generator (mulberry32), so two runs send the same sequence of nodes. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const TUNNELS = 2;
+const SERVICES = 3;
+const DAY = 86_400_000;
 
 export class SimulatedFleet {
   /** Per node and resource: 0 for the seeded state, 1 once flipped. */
   private readonly flipped: Uint8Array;
-  readonly certificate: { not_before: string; not_after: string };
-  /** Every node once, in an order shuffled per run: node reports come round like a 30 s cycle. */
-  private readonly order: Uint32Array;
   private flips = 0;
+  /** Every node once a pass; a stride prime to the size visits them in a fixed order that is not the seed's. */
+  private readonly stride: number;
+  /** Valid from a month ago for a year, so no expiry check is due. */
+  readonly certificate: { not_before: string; not_after: string };
 
   constructor(
     readonly size: number,
-    /** The certificate every agent reports: valid from a month ago for a year, so no expiry check is due. */
-    now: number,
+    private readonly now: number,
+    /** One pass of the fleet at the steady rate: the seeded last reports are spread over it. */
+    private readonly passMs: number,
   ) {
-    this.flipped = new Uint8Array(size * RESOURCES);
-    const day = 86_400_000;
+    this.flipped = new Uint8Array(size * (TUNNELS + SERVICES));
     this.certificate = {
-      not_before: new Date(now - 30 * day).toISOString(),
-      not_after: new Date(now + 335 * day).toISOString(),
+      not_before: new Date(now - 30 * DAY).toISOString(),
+      not_after: new Date(now + 335 * DAY).toISOString(),
     };
-    this.order = new Uint32Array(size);
-    for (let i = 0; i < size; i += 1) this.order[i] = i;
-    const random = seededRandom(0x5eed);
-    for (let i = size - 1; i > 0; i -= 1) {
-      const j = Math.floor(random() * (i + 1));
-      const swap = this.order[i] ?? 0;
-      this.order[i] = this.order[j] ?? 0;
-      this.order[j] = swap;
-    }
+    const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+    let stride = Math.floor(size * 0.618) || 1;
+    while (gcd(stride, size) !== 1) stride += 1;
+    this.stride = stride;
   }
 
-  /** The node sending the k-th report of the steady stream. */
-  nodeAt(k: number): number {
-    return this.order[k % this.size] ?? 0;
-  }
+  nodeAt = (k: number) => (k * this.stride) % this.size;
+  token = (node: number) => `ewn_bench_${String(node).padStart(7, '0')}`;
 
-  token(node: number): string {
-    return `ewn_bench_${String(node).padStart(7, '0')}`;
-  }
-
-  name(node: number): string {
-    return `bench-node-${node}`;
-  }
-
-  addresses(node: number): { type: 'InternalIP' | 'ExternalIP'; address: string }[] {
+  private addresses(node: number) {
     const [b, c, d] = [(node >> 16) & 255, (node >> 8) & 255, node & 255];
     return [
       { type: 'InternalIP', address: `10.${b}.${c}.${d}` },
@@ -81,19 +44,15 @@ export class SimulatedFleet {
     ];
   }
 
-  tunnels(node: number): Resource[] {
-    return Array.from({ length: TUNNELS_PER_NODE }, (_, n) => ({
-      key: `tun-${n}`,
-      name: `tunnel ${n}`,
-      state: TUNNEL_STATES[this.flipped[node * RESOURCES + n] ?? 0] ?? 'CONNECTED',
-    }));
-  }
-
-  services(node: number): Resource[] {
-    return Array.from({ length: SERVICES_PER_NODE }, (_, n) => ({
-      key: `svc-${n}`,
-      name: `service ${n}`,
-      state: SERVICE_STATES[this.flipped[node * RESOURCES + TUNNELS_PER_NODE + n] ?? 0] ?? 'HEALTHY',
+  private resources(node: number, kind: 'tunnel' | 'service'): Resource[] {
+    const [count, offset, states] =
+      kind === 'tunnel'
+        ? [TUNNELS, 0, ['CONNECTED', 'TERMINATED']]
+        : [SERVICES, TUNNELS, ['HEALTHY', 'UNHEALTHY']];
+    return Array.from({ length: count }, (_, n) => ({
+      key: `${kind}-${n}`,
+      name: `${kind} ${n}`,
+      state: states[this.flipped[node * (TUNNELS + SERVICES) + offset + n] ?? 0]!,
     }));
   }
 
@@ -101,17 +60,34 @@ export class SimulatedFleet {
   body(node: number): string {
     return JSON.stringify({
       addresses: this.addresses(node),
-      software_version: SOFTWARE_VERSION,
-      upgrade: { status: UPGRADE_STATUS },
+      software_version: '2.4.1',
+      upgrade: { status: 'ENABLED' },
       certificate: this.certificate,
-      tunnels: this.tunnels(node),
-      services: this.services(node).map(({ key, name, state }) => ({ key, name, status: state })),
+      tunnels: this.resources(node, 'tunnel'),
+      services: this.resources(node, 'service').map(({ key, name, state }) => ({ key, name, status: state })),
     });
   }
 
+  /** What the seed stores for node i: what its agent reports, last seen within one pass. */
+  seed = (node: number): NodeSeed => ({
+    token: this.token(node),
+    name: `bench-node-${node}`,
+    fields: {
+      hardware_serial_number: `BENCH-${node}`,
+      last_seen_at: this.now - Math.floor((node * this.passMs) / this.size),
+      addresses: JSON.stringify(this.addresses(node)),
+      software_version: '2.4.1',
+      upgrade_status: 'ENABLED',
+      cert_not_before: Date.parse(this.certificate.not_before),
+      cert_not_after: Date.parse(this.certificate.not_after),
+    },
+    tunnels: this.resources(node, 'tunnel'),
+    services: this.resources(node, 'service'),
+  });
+
   /** One of the node's tunnels or services changes state (the next one in turn, fleet-wide). */
   flip(node: number): void {
-    const index = node * RESOURCES + (this.flips % RESOURCES);
+    const index = node * (TUNNELS + SERVICES) + (this.flips % (TUNNELS + SERVICES));
     this.flipped[index] = 1 - (this.flipped[index] ?? 0);
     this.flips += 1;
   }

@@ -1,77 +1,71 @@
-// A process of the job benchmarks: opens one queue (edgewatch's or graphile-worker's), waits for the runner's
-// "go", then runs no-op jobs, noting when each one starts, and reports when told to stop. A process may enqueue
-// instead, or as well (see protocol.ts); then it reports by itself once it has enqueued everything and, if it
-// runs a worker too, once every job has run and the table is empty.
+// A process of the job section: one queue (edgewatch's or graphile-worker's) that, on the runner's "go", runs
+// no-op jobs noting when each starts, enqueues, or both (on SQLite the enqueuer and the worker share one
+// queue, as in the service); it reports when told to stop, or by itself once its own plan is done.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { enqueueInBatches, enqueuePaced, wallClockMs } from './produce.js';
-import type {
-  ChildMessage,
-  ParentMessage,
-  ProducePlan,
-  WorkerProcessSpec,
-  WorkerReport,
-} from './protocol.js';
-import { openEdgewatch, openGraphileWorker, type QueueUnderTest } from './queues.js';
+import { until } from '../lib/report.js';
+import {
+  enqueueInBatches,
+  openEdgewatch,
+  openGraphileWorker,
+  wallClockMs,
+  type QueueName,
+} from './queues.js';
 
-const PROGRESS_EVERY_MS = 20;
-const DEADLINE_MS = 120_000;
-
-function send(message: ChildMessage): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (process.send === undefined) reject(new Error('no IPC channel: run this from bench/run.ts'));
-    else process.send(message, undefined, {}, (error) => (error === null ? resolve() : reject(error)));
-  });
+/** Passed as JSON in BENCH_JOB_PROCESS; `worker` false: the process only enqueues. */
+export interface WorkerSpec {
+  queue: QueueName;
+  worker: boolean;
+  concurrency: number;
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string };
+  produce?:
+    { kind: 'batches'; jobs: number; batch: number } | { kind: 'paced'; ratePerSecond: number; jobs: number };
 }
 
-const raw = process.env.BENCH_JOB_PROCESS;
-if (raw === undefined) throw new Error('BENCH_JOB_PROCESS is not set');
-const spec = JSON.parse(raw) as WorkerProcessSpec;
+export interface WorkerReport {
+  type: 'report';
+  runs: number;
+  /** Wall-clock ms when the worker was started, and of the first and the last run's start. */
+  startedAt: number;
+  firstRunAt: number;
+  lastRunAt: number;
+  /** Start of each job's run by its sequence number (null: it did not run here). */
+  starts: (number | null)[];
+  /** CPU time (user + system) of this process from its first run until it was told to stop. */
+  cpuMs: number;
+  /** As the enqueuer: how long the batches took, each paced job's commit time, the table seen empty. */
+  enqueueMs?: number;
+  commits?: (number | null)[];
+  settledAt?: number;
+}
+
+const send = (message: object) =>
+  new Promise<void>((resolve, reject) =>
+    process.send!(message, undefined, {}, (error) => (error === null ? resolve() : reject(error))),
+  );
+
+const spec = JSON.parse(process.env.BENCH_JOB_PROCESS ?? '') as WorkerSpec;
+const { database } = spec;
+const queue =
+  database.kind === 'sqlite'
+    ? await openEdgewatch(database, undefined, true)
+    : spec.queue === 'edgewatch'
+      ? await openEdgewatch({ kind: 'postgres', url: database.url }, database.schema)
+      : await openGraphileWorker(database.url, database.schema);
 
 const starts: (number | null)[] = [];
-let runs = 0;
-let firstRunAt: number | null = null;
-let lastRunAt: number | null = null;
+let [runs, startedAt, firstRunAt, lastRunAt] = [0, 0, 0, 0];
 let cpuAtFirstRun: NodeJS.CpuUsage | undefined;
-let startedAt: number | null = null;
 
 async function startWorker(): Promise<void> {
   startedAt = wallClockMs();
-  await queue.startWorker(spec.concurrency, onRun);
+  await queue.startWorker(spec.concurrency, (seq) => {
+    const at = wallClockMs();
+    if (runs === 0) [firstRunAt, cpuAtFirstRun] = [at, process.cpuUsage()];
+    starts[seq] = lastRunAt = at;
+    runs += 1;
+  });
   await send({ type: 'started' });
 }
-
-function onRun(seq: number): void {
-  const at = wallClockMs();
-  if (firstRunAt === null) {
-    firstRunAt = at;
-    cpuAtFirstRun = process.cpuUsage();
-  }
-  starts[seq] = at;
-  lastRunAt = at;
-  runs += 1;
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, everyMs = 5): Promise<void> {
-  const deadline = Date.now() + DEADLINE_MS;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${runs} runs so far)`);
-    await sleep(everyMs);
-  }
-}
-
-async function openQueue(): Promise<QueueUnderTest> {
-  const database = spec.database;
-  if (database.kind === 'sqlite') {
-    if (spec.queue !== 'edgewatch') throw new Error(`${spec.queue} runs on PostgreSQL only`);
-    return openEdgewatch({ kind: 'sqlite', file: database.file }, undefined, { migrate: true });
-  }
-  // The runner has migrated the schema, once, before any worker process started.
-  return spec.queue === 'edgewatch'
-    ? openEdgewatch({ kind: 'postgres', url: database.url }, database.schema)
-    : openGraphileWorker(database.url, database.schema);
-}
-
-const queue = await openQueue();
 
 let lastSent = -1;
 const progress = setInterval(() => {
@@ -79,60 +73,54 @@ const progress = setInterval(() => {
   lastSent = runs;
   // A runner that has gone away ends this process through 'disconnect' below.
   send({ type: 'progress', runs }).catch(() => undefined);
-}, PROGRESS_EVERY_MS);
+}, 20);
 
 let finishing: Promise<void> | undefined;
-function finish(produced?: WorkerReport['produced']): Promise<void> {
+function finish(produced: Partial<WorkerReport> = {}): Promise<void> {
   finishing ??= (async () => {
     clearInterval(progress);
-    const cpu = cpuAtFirstRun === undefined ? undefined : process.cpuUsage(cpuAtFirstRun);
+    const cpu = cpuAtFirstRun && process.cpuUsage(cpuAtFirstRun);
     await queue.close();
-    const report: WorkerReport = {
-      runs,
-      startedAt,
-      firstRunAt,
-      lastRunAt,
-      starts,
-      cpuMs: cpu === undefined ? 0 : (cpu.user + cpu.system) / 1000,
-      ...(produced === undefined ? {} : { produced }),
-    };
-    await send({ type: 'report', report });
+    const cpuMs = cpu === undefined ? 0 : (cpu.user + cpu.system) / 1000;
+    await send({ type: 'report', runs, startedAt, firstRunAt, lastRunAt, starts, cpuMs, ...produced });
     process.exit(0);
   })();
   return finishing;
 }
 
-/** Enqueues as planned (see protocol.ts), running the worker too if this process has one. */
-async function produce(plan: ProducePlan): Promise<void> {
-  const settled = async () => {
-    await until(async () => (await queue.remaining()) === 0, 'the table to empty', 10);
-    return wallClockMs();
-  };
+/** Every job run (by this process's worker, the one running) and the table empty: when that was seen. */
+async function settled(jobs: number) {
+  await until(() => runs >= jobs, 'every job to run');
+  await until(async () => (await queue.remaining()) === 0, 'the table to empty', 10);
+  return wallClockMs();
+}
+
+async function produce(plan: NonNullable<WorkerSpec['produce']>): Promise<void> {
   if (plan.kind === 'batches') {
     // Every job is in the table before the worker starts: the drain is measured alone.
     const enqueueMs = await enqueueInBatches(queue, plan.jobs, plan.batch);
     if (!spec.worker) return finish({ enqueueMs });
     await startWorker();
-    await until(() => runs >= plan.jobs, 'every job to run');
-    return finish({ enqueueMs, settledAt: await settled() });
+    return finish({ enqueueMs, settledAt: await settled(plan.jobs) });
   }
   if (spec.worker) await startWorker();
+  // Open loop: job i is enqueued (one job, one transaction) at t0 + i / rate whether or not the earlier ones
+  // have committed; its commit time is taken as soon as the transaction resolves.
   const commits: (number | null)[] = [];
-  const total = plan.warmupJobs + plan.jobs;
-  await enqueuePaced(queue, { ratePerSecond: plan.ratePerSecond, firstSeq: 0, count: total }, commits);
-  if (!spec.worker) return finish({ commits });
-  await until(() => runs >= total, 'every job to run');
-  return finish({ commits, settledAt: await settled() });
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now() + 10;
+  for (let seq = 0; seq < plan.jobs; seq += 1) {
+    const wait = t0 + (seq * 1000) / plan.ratePerSecond - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(queue.enqueueOne(seq).then(() => void (commits[seq] = wallClockMs())));
+  }
+  await Promise.all(pending);
+  return finish(spec.worker ? { commits, settledAt: await settled(plan.jobs) } : { commits });
 }
 
-async function onMessage(message: ParentMessage): Promise<void> {
-  if (message.type === 'stop') return finish();
-  if (spec.produce !== undefined) return produce(spec.produce);
-  await startWorker();
-}
-
-process.on('message', (message: ParentMessage) => {
-  onMessage(message).catch(async (error: unknown) => {
+process.on('message', (message: { type: 'go' | 'stop' }) => {
+  const work = message.type === 'stop' ? finish() : spec.produce ? produce(spec.produce) : startWorker();
+  work.catch(async (error: unknown) => {
     await send({
       type: 'failed',
       message: error instanceof Error ? (error.stack ?? error.message) : String(error),

@@ -1,40 +1,25 @@
-import { Pool } from 'undici';
-
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-/**
- * The service's API as the admin, over one kept-alive connection: how scenarios create their data, and how
- * timed calls are made without a new connection (or a fetch layer) inside each measurement.
- */
-export class AdminApi {
-  private readonly pool: Pool;
-
-  constructor(
-    baseUrl: string,
-    private readonly adminKey: string,
-  ) {
-    this.pool = new Pool(baseUrl, { connections: 1 });
-  }
-
-  /** Any answer outside 2xx throws, with the body, because the run would measure the wrong thing. */
-  async call<T = any>(method: Method, path: string, body?: unknown): Promise<T> {
-    const response = await this.pool.request({
+/** The service's API as the admin: how sections create their data, act on it and wait for it. */
+export function adminApi(baseUrl: string, key: string) {
+  const request = async (method: string, path: string, body?: unknown) => {
+    const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    const init = {
       method,
-      path,
-      headers: {
-        'x-api-key': this.adminKey,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
+      headers: { 'x-api-key': key, ...json },
       body: body === undefined ? null : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    if (response.statusCode < 200 || response.statusCode > 299) {
-      throw new Error(`${method} ${path} answered ${response.statusCode}: ${text}`);
-    }
-    return JSON.parse(text) as T;
-  }
-
-  close(): Promise<void> {
-    return this.pool.close();
-  }
+    };
+    const response = await fetch(baseUrl + path, init);
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  };
+  /** Any answer outside 2xx throws, with the body: the run would measure the wrong thing. */
+  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const answer = await request(method, path, body);
+    if (answer.status >= 200 && answer.status < 300) return answer.body;
+    throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  };
+  const count = async (path: string) =>
+    Number((await call('GET', `${path}${path.includes('?') ? '&' : '?'}size=1`)).total_count);
+  return { request, call, count };
 }
+
+export type AdminApi = ReturnType<typeof adminApi>;

@@ -1,13 +1,6 @@
-import type { LoadResult } from './load.js';
-
-export interface ScenarioOutcome {
-  name: string;
-  result: LoadResult;
-  /** Server CPU time per answered request, in microseconds: the figure neighbours disturb least. */
-  cpuUsPerRequest: number | undefined;
-  /** Throughput divided by the reference scenario's; undefined when there is none. */
-  ratio: number | undefined;
-}
+// What every section prints with: Markdown tables (readable in a terminal, ready for docs/benchmarks.md), one
+// PASS/MISS/SKIP line per goal, the statistics the figures use, and the choice of cases by --only.
+import type { Common } from './options.js';
 
 export interface Check {
   subject: string;
@@ -18,63 +11,102 @@ export interface Check {
   skipped?: boolean;
 }
 
-function row(cells: string[]): string {
-  return `| ${cells.join(' | ')} |`;
+export interface SectionResult {
+  output: string[];
+  checks: Check[];
+  warnings: string[];
 }
 
-/** A Markdown table, readable in a terminal and ready to paste into docs/benchmarks.md. */
-export function resultsTable(outcomes: ScenarioOutcome[]): string {
-  const lines = [
-    row(['scenario', 'req/s', 'p50 (ms)', 'p99 (ms)', 'ratio to baseline', 'server CPU per request (µs)']),
-    row(['---', '---:', '---:', '---:', '---:', '---:']),
-  ];
-  for (const { name, result, ratio, cpuUsPerRequest } of outcomes) {
-    lines.push(
-      row([
-        name,
-        Math.round(result.requestsPerSecond).toLocaleString('en-US'),
-        String(result.p50Ms),
-        String(result.p99Ms),
-        ratio === undefined ? 'n/a' : ratio.toFixed(2),
-        cpuUsPerRequest === undefined ? 'n/a' : String(Math.round(cpuUsPerRequest)),
-      ]),
-    );
-  }
-  return lines.join('\n');
+export const emptyResult = (...output: string[]): SectionResult => ({ output, checks: [], warnings: [] });
+
+/** A measurement; an anchor (a reference measured beside others) runs only with a case that names it. */
+export interface Case {
+  name: string;
+  anchor?: true;
+  anchors?: string[];
 }
 
-export function checksList(checks: Check[]): string {
-  return checks
-    .map((check) =>
-      check.skipped === true
-        ? `SKIP  ${check.subject}: ${check.actual}`
-        : `${check.met ? 'PASS' : 'MISS'}  ${check.subject}: ${check.goal} (measured ${check.actual})`,
+export type RunSection<C extends Case> = (cases: C[], common: Common) => Promise<SectionResult>;
+
+/** Every case without --only; else the cases whose name contains it, with their anchors. */
+export function select<C extends Case>(cases: C[], only: string | undefined): C[] {
+  const picked = cases.filter((c) => !c.anchor && c.name.toLowerCase().includes((only ?? '').toLowerCase()));
+  const anchors = new Set(picked.flatMap((c) => c.anchors ?? []));
+  return cases.filter((c) => picked.includes(c) || anchors.has(c.name));
+}
+
+export const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+export const whole = (n: number) => (Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
+export const fixed = (n: number | undefined, digits: number) =>
+  n === undefined || Number.isNaN(n) ? 'n/a' : n.toFixed(digits);
+
+export const merge = (a: SectionResult, b: SectionResult): SectionResult => ({
+  output: [...a.output, ...b.output],
+  checks: [...a.checks, ...b.checks],
+  warnings: [...a.warnings, ...b.warnings],
+});
+
+export function addTable(out: SectionResult, intro: string, head: string, rows: string[][], left?: number[]) {
+  if (rows.length > 0) out.output.push(`\n${intro}\n`, table(head, rows, left));
+}
+
+/** A Markdown table from `a | b | c` headings; columns are right-aligned except those in `left`. */
+export function table(head: string, rows: string[][], left = [0]): string {
+  const names = head.split(' | ');
+  const rule = names.map((_, i) => (left.includes(i) ? '---' : '---:'));
+  return [names, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+export const checksList = (checks: Check[]) =>
+  checks
+    .map((c) =>
+      c.skipped
+        ? `SKIP  ${c.subject}: ${c.actual}`
+        : `${c.met ? 'PASS' : 'MISS'}  ${c.subject}: ${c.goal} (measured ${c.actual})`,
     )
     .join('\n');
+
+/** A goal of at least or at most `limit`; a miss says by how much. */
+export function goal(subject: string, label: string, x: number, limit: number, unit: string, atMost = true) {
+  const met = atMost ? x <= limit : x >= limit;
+  const off = met ? '' : `; ${Math.abs(x - limit).toFixed(2)} ${unit} ${atMost ? 'over' : 'short'}`;
+  const actual = `${x.toFixed(2)} ${unit}${off}`;
+  return { subject, goal: `${label} ${atMost ? '≤' : '≥'} ${limit} ${unit}`, actual, met } satisfies Check;
 }
 
-/** Answers outside 2xx or connection errors mean the figures describe the wrong thing. */
-export function spoiledWarnings(outcomes: ScenarioOutcome[]): string[] {
-  return outcomes
-    .filter(({ result }) => result.non2xx > 0 || result.errors > 0)
-    .map(
-      ({ name, result }) =>
-        `warning: ${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors in ${result.total} requests`,
-    );
+/** A goal on a count that must be `expected`, e.g. no duplicates. */
+export const exactly = (subject: string, goal: string, value: number, expected = 0): Check => {
+  return { subject, goal, actual: whole(value), met: value === expected };
+};
+
+export const skippedChecks = (names: string[], why: string): Check[] =>
+  names.map((subject) => ({ subject, goal: '', actual: why, met: false, skipped: true }));
+
+/** Nearest-rank percentile (0 < p ≤ 100); NaN for no values. */
+export function percentile(values: ArrayLike<number>, p: number): number {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(Math.max(1, Math.ceil((p / 100) * sorted.length)), sorted.length) - 1] ?? Number.NaN;
 }
 
-export interface SeriesSummary {
-  label: string;
-  calls: number;
-  medianMs: number;
-  p99Ms: number;
-}
+/** Each measurement's rounds; its figure is the median round by `key`, so one disturbed round does not decide. */
+export class Rounds<T> {
+  readonly all = new Map<string, T[]>();
+  constructor(private readonly key: (round: T) => number) {}
 
-/** Sequential latencies: one row per timed series (a measurement and its floor). */
-export function latencyTable(rows: SeriesSummary[]): string {
-  const lines = [row(['sequence', 'calls', 'median (ms)', 'p99 (ms)']), row(['---', '---:', '---:', '---:'])];
-  for (const { label, calls, medianMs, p99Ms } of rows) {
-    lines.push(row([label, String(calls), medianMs.toFixed(2), p99Ms.toFixed(2)]));
+  add = (name: string, round: T) => void this.all.set(name, [...(this.all.get(name) ?? []), round]);
+
+  median(name: string): T | undefined {
+    const rounds = [...(this.all.get(name) ?? [])].sort((a, b) => this.key(a) - this.key(b));
+    return rounds[Math.floor((rounds.length - 1) / 2)];
   }
-  return lines.join('\n');
+}
+
+/** Waits until `condition` holds, looking every `everyMs`; throws naming `what` after two minutes. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, everyMs = 5) {
+  const deadlineMs = 120_000;
+  const deadline = Date.now() + deadlineMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
 }

@@ -1,116 +1,139 @@
-// The anchors' measurements, timed as the service's are: from the first request of the burst to the last
-// notification received. The floor: the same signed body POSTed by a bare undici loop. Alertmanager: the same
-// changes as alerts.
+// The throughput's two anchors, timed as the service is: the floor, the same signed body POSTed by a bare
+// undici loop (floor-process.ts); and Alertmanager, when installed, a fresh process per round.
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
-import { cpuTimeMs } from '../lib/processes.js';
-import { alertBatches, postAlerts, startAlertmanager, type AlertmanagerBinary } from './alertmanager.js';
-import { startFloor } from './floor.js';
-import { completed, runnerCpuSince, type ThroughputRun } from './measure.js';
-import type { Receiver } from './receiver.js';
+import { Pool } from 'undici';
+import { freePort, PROJECT_ROOT, startChild, type Child } from '../lib/processes.js';
+import type { Receiver } from '../lib/receiver.js';
+import { progress } from '../lib/report.js';
+import { childEnv } from '../lib/service.js';
+import { processMeter, timeBurst, type Send } from './measure.js';
+import { nodeName, TUNNEL } from './seed.js';
 
-export interface FloorSettings {
+export const FLOOR = 'notify floor: undici POST loop';
+export const ALERTMANAGER = 'notify anchor: Alertmanager';
+
+interface Anchor {
+  name: string;
   count: number;
-  concurrency: number;
-  secret: string;
-  caFile: string;
-  nodeOptions: string[];
+  round: number;
   logDir: string;
+  caFile: string;
 }
 
-export async function measureFloor(
-  name: string,
-  receiver: Receiver,
-  round: number,
-  settings: FloorSettings,
-): Promise<ThroughputRun> {
-  const body = receiver.sampleBody();
+async function timed(a: Anchor, receiver: Receiver, child: Child, send: Send) {
+  progress(`round ${a.round}: ${a.name}`);
+  return timeBurst(a.name, receiver, a.count, [processMeter('Alertmanager', [child.pid])], send).finally(
+    child.stop,
+  );
+}
+
+/** `concurrency` in flight over as many kept-alive connections: the service's per-webhook limit. */
+type FloorSettings = { secret: string; concurrency: number; nodeOptions: string[] };
+
+export async function measureFloor(a: Anchor, receiver: Receiver, s: FloorSettings) {
+  const body = receiver.sample;
   if (body === undefined) throw new Error('no notification of the service to take the floor body from');
-  const floor = await startFloor({
-    url: receiver.hookUrl,
-    secret: settings.secret,
+  // The headers the service sends with a notification, signed once: the floor does not sign per request.
+  const timestamp = String(Date.now());
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'undici-floor',
+    'x-service-timestamp': timestamp,
+    'x-service-signature': `v1=${createHmac('sha256', s.secret).update(`${timestamp}.${body}`).digest('hex')}`,
+  };
+  const { count, round } = a;
+  const spec = {
+    url: receiver.url('/hook'),
     body,
-    count: settings.count,
-    concurrency: settings.concurrency,
+    count,
+    concurrency: s.concurrency,
     prefix: `floor-${round}`,
-    caFile: settings.caFile,
-    nodeOptions: settings.nodeOptions,
-    logFile: path.join(settings.logDir, `floor-${round}.log`),
+    headers,
+  };
+  const floor = await startChild({
+    args: [...s.nodeOptions, '--import', 'tsx', path.join(PROJECT_ROOT, 'bench/notify/floor-process.ts')],
+    // The CA is trusted the way the service trusts it.
+    env: childEnv({ NODE_EXTRA_CA_CERTS: a.caFile, BENCH_NOTIFY_FLOOR: JSON.stringify(spec) }),
+    logFile: path.join(a.logDir, `floor-${a.round}.log`),
+    ready: 'message',
   });
-  try {
-    const collection = receiver.collect({ expected: settings.count });
-    const runner = process.cpuUsage();
-    const startedAt = performance.now();
-    const sending = floor.go();
-    const lastAt = await completed(collection, settings.count, name);
-    const runnerCpuMs = runnerCpuSince(runner);
-    const { failed, cpuMs } = await sending;
-    const firstAt = collection.firstAt();
-    return {
-      name,
-      notifications: collection.count(),
-      elapsedMs: lastAt - startedAt,
-      perSecond: (settings.count * 1000) / (lastAt - startedAt),
-      firstMs: firstAt === undefined ? undefined : firstAt - startedAt,
-      reportsMs: undefined,
-      requests: collection.requests(),
-      connections: collection.connections(),
-      senders: [{ label: 'floor', ms: cpuMs }],
-      runnerCpuMs,
-      duplicates: collection.duplicates(),
-      badSignatures: collection.badSignatures(),
-      failed,
-      settleMs: undefined,
-    };
-  } finally {
-    await floor.close();
-  }
+  return timed(a, receiver, floor, async () => {
+    floor.send({ type: 'go' });
+    const done = await floor.message<{ failed: number; cpuMs: number }>('done');
+    // The floor's own CPU, measured in its process from its first request to its last answer.
+    return { failed: done.failed, senders: [{ label: 'floor', ms: done.cpuMs }] };
+  });
 }
 
-export async function measureAlertmanager(
-  name: string,
-  binary: AlertmanagerBinary,
-  receiver: Receiver,
-  round: number,
-  settings: { count: number; batch: number; caFile: string; logDir: string },
-): Promise<ThroughputRun> {
-  const alertmanager = await startAlertmanager(binary, {
-    dir: path.join(settings.logDir, `alertmanager-${round}`),
-    receiverUrl: receiver.alertmanagerUrl,
-    caFile: settings.caFile,
+export function findAlertmanager(): { path: string; version: string } | undefined {
+  const names = ['prometheus-alertmanager', 'alertmanager'];
+  const found = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .flatMap((dir) => names.map((name) => path.join(dir, name)))
+    .find((candidate) => fs.existsSync(candidate));
+  if (found === undefined) return undefined;
+  const version = execFileSync(found, ['--version'], { encoding: 'utf8', stdio: 'pipe' }).split('\n')[0];
+  return { path: found, version: version?.trim() ?? 'unknown version' };
+}
+
+/**
+ * Every alert its own group (`group_by: ['...']`), sent at once (`group_wait: 0s`); the intervals only matter
+ * for alerts that join a group already notified, or repeat, which none does within a round. No resolved
+ * notifications: the process is stopped with its alerts still firing. (JSON is YAML.)
+ */
+const config = (url: string, caFile: string) => {
+  const timing = { group_wait: '0s', group_interval: '1s', repeat_interval: '1m' };
+  const route = { receiver: 'bench', group_by: ['...'], ...timing };
+  const hook = { url, send_resolved: false, http_config: { tls_config: { ca_file: caFile } } };
+  return JSON.stringify({ route, receivers: [{ name: 'bench', webhook_configs: [hook] }] });
+};
+
+/** The same changes as alerts, one per node, `batch` to a POST /api/v2/alerts, one request at a time. */
+export async function measureAlertmanager(a: Anchor, binary: string, receiver: Receiver, batch: number) {
+  const dir = path.join(a.logDir, `alertmanager-${a.round}`);
+  fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'alertmanager.yml'), config(receiver.url('/alertmanager'), a.caFile));
+  const port = await freePort();
+  const alertmanager = await startChild({
+    command: binary,
+    // No peers: an empty cluster address turns the cluster (and its settling wait) off.
+    args: [
+      `--config.file=${path.join(dir, 'alertmanager.yml')}`,
+      `--storage.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--cluster.listen-address=',
+    ],
+    env: process.env,
+    cwd: dir,
+    logFile: path.join(dir, 'alertmanager.log'),
+    ready: { url: `http://127.0.0.1:${port}/-/ready` },
+    stopGraceMs: 5_000,
   });
-  try {
-    const bodies = alertBatches(settings.count, round, settings.batch);
-    const collection = receiver.collect({ expected: settings.count });
-    const cpuBefore = cpuTimeMs(alertmanager.pid);
-    const runner = process.cpuUsage();
-    const posting = postAlerts(alertmanager.baseUrl, bodies);
-    const lastAt = await completed(collection, settings.count, name);
-    const runnerCpuMs = runnerCpuSince(runner);
-    const cpuAfter = cpuTimeMs(alertmanager.pid);
-    const startedAt = await posting;
-    const firstAt = collection.firstAt();
-    return {
-      name,
-      notifications: collection.count(),
-      elapsedMs: lastAt - startedAt,
-      perSecond: (settings.count * 1000) / (lastAt - startedAt),
-      firstMs: firstAt === undefined ? undefined : firstAt - startedAt,
-      reportsMs: undefined,
-      requests: collection.requests(),
-      connections: collection.connections(),
-      senders: [
-        {
-          label: 'Alertmanager',
-          ms: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
-        },
-      ],
-      runnerCpuMs,
-      duplicates: collection.duplicates(),
-      badSignatures: 0,
-      failed: 0,
-      settleMs: undefined,
-    };
-  } finally {
-    await alertmanager.stop();
-  }
+  const alerts = Array.from({ length: a.count }, (_, i) => ({
+    labels: {
+      alertname: 'TunnelStateChange',
+      round: String(a.round),
+      node: nodeName(i),
+      state: 'TERMINATED',
+    },
+    annotations: { summary: `Tunnel ${TUNNEL.name} on ${nodeName(i)} is TERMINATED (was CONNECTED).` },
+  }));
+  const bodies = Array.from({ length: Math.ceil(a.count / batch) }, (_, n) =>
+    JSON.stringify(alerts.slice(n * batch, (n + 1) * batch)),
+  );
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+  return timed(a, receiver, alertmanager, async () => {
+    for (const body of bodies) {
+      const headers = { 'content-type': 'application/json' };
+      const response = await pool.request({ method: 'POST', path: '/api/v2/alerts', headers, body });
+      const text = await response.body.text();
+      if (response.statusCode !== 200)
+        throw new Error(`Alertmanager answered ${response.statusCode}: ${text}`);
+    }
+    await pool.close();
+    return {};
+  });
 }

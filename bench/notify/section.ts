@@ -1,213 +1,203 @@
-// The notification section of `npm run bench`: from an agent's report that changes a tunnel's state to the
-// signed HTTPS notification arriving at a local receiver, its latency at a steady rate and its throughput over
-// a burst of changes, on SQLite and PostgreSQL, beside a bare undici loop to the same receiver (the floor) and
-// Prometheus Alertmanager given the same changes as alerts, in the same run; then, on PostgreSQL, the burst
-// again with the deliveries in 1, 2 and 4 worker processes.
+// The notification section: from an agent's report that changes a tunnel's state to the signed notification
+// at a local HTTPS receiver, its latency and its throughput on SQLite and PostgreSQL, beside the undici floor,
+// Alertmanager and (--compare) another build; then the throughput with 1, 2 and 4 worker processes.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { vacuumAnalyze } from '../jobs/postgres.js';
-import type { Check } from '../lib/report.js';
-import type { BenchCertificates } from '../lib/tls.js';
-import { measureAlertmanager, measureFloor } from './anchors.js';
-import type { NotifyCase } from './cases.js';
-import {
-  measureLatency,
-  measureServiceThroughput,
-  type LatencyResult,
-  type ThroughputRun,
-} from './measure.js';
-import type { NotifyOptions } from './options.js';
-import { sectionOutput } from './output.js';
-import { startReceiver } from './receiver.js';
-import {
-  latencyChecks,
-  medianRun,
-  progress,
-  runWarnings,
-  throughputChecks,
-  type ThroughputRow,
-} from './report.js';
-import { alertmanagerAnchor, runnableCases, startServices } from './setup.js';
-import { workersSummary } from './workers-report.js';
-import { measureWorkers, type WorkersRounds } from './workers.js';
+import { compareDir, type Common } from '../lib/options.js';
+import * as pg from '../lib/postgres.js';
+import { startReceiver } from '../lib/receiver.js';
+import * as r from '../lib/report.js';
+import { otherBuild, stopAll, THIS_BUILD, type Build, type Service } from '../lib/service.js';
+import { ALERTMANAGER, findAlertmanager, FLOOR, measureAlertmanager, measureFloor } from './anchors.js';
+import * as m from './measure.js';
+import { notifySettings, startNotifyService, TARGETS, type NotifyCase } from './service.js';
+import { measureWorkers } from './workers.js';
 
-export interface NotifySettings extends NotifyOptions {
-  postgresUrl: string;
-  /** Node options of the service and of the floor's process (the service's, as `npm start` runs it). */
-  nodeOptions: string[];
-  workDir: string;
-  certificates: BenchCertificates;
-}
-
-export interface NotifySectionResult {
-  output: string[];
-  checks: Check[];
-  warnings: string[];
-}
-
-const FLOOR = 'notify floor: undici POST loop';
-const ALERTMANAGER = 'notify anchor: Alertmanager';
-
+const LATENCY_WARMUP_SECONDS = 2;
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+const ratio = (a: number | undefined, b: number | undefined) =>
+  r.fixed(a === undefined || b === undefined ? b : a / b, 2);
 
-export async function runNotifySection(
-  cases: NotifyCase[],
-  settings: NotifySettings,
-): Promise<NotifySectionResult> {
-  const checks: Check[] = [];
-  const warnings: string[] = [];
-  const loadBefore = os.loadavg()[0] ?? 0;
+export async function runNotifySection(cases: NotifyCase[], common: Common): Promise<r.SectionResult> {
+  const settings = notifySettings(common);
+  const { changes, ratePerSecond, latencySeconds, rounds: roundCount } = settings;
+  const out = r.emptyResult();
   const logDir = path.join(settings.workDir, 'notify');
   fs.mkdirSync(logDir, { recursive: true });
-
-  const runnable = await runnableCases(cases, settings.postgresUrl);
-  checks.push(...runnable.skipped);
-  const latencyCases = runnable.cases.filter((c) => c.measure === 'latency');
-  const throughputCases = runnable.cases.filter((c) => c.measure === 'throughput');
-  const workersCases = runnable.cases.filter((c) => c.measure === 'workers');
-  const anchor = throughputCases.length > 0 ? alertmanagerAnchor(settings.alertmanagerBatch) : undefined;
+  const loadBefore = os.loadavg()[0] ?? 0;
+  const note = 'a fresh database per deployment, vacuumed before each throughput round';
+  const runnable = await pg.runnable(cases, settings.postgresUrl, out, note);
+  const of = (measure: NotifyCase['measure']) => runnable.filter((c) => c.measure === measure);
+  const alertmanager = of('alertmanager').length > 0 ? findAlertmanager() : undefined;
+  const described = `${alertmanager?.version}: a process per round, no grouping, ${settings.alertmanagerBatch} alerts a POST`;
+  if (of('alertmanager').length > 0)
+    out.output.push(alertmanager ? described : 'Alertmanager is not installed: its anchor is skipped');
+  const other = compareDir === undefined ? undefined : otherBuild(compareDir);
+  const builds = [THIS_BUILD, ...(other ? [other] : [])];
+  // This build's measurements keep their names (and goals); the other build's carry its label.
+  const named = (c: NotifyCase, build: Build) =>
+    build === THIS_BUILD ? c.name : `${c.name} (${build.label})`;
+  const compared =
+    'its own `dist/main.js serve`, database and seed; each measurement right after this build’s';
+  if (other !== undefined) out.output.push(`Compared with ${other.label} (${other.root}): ${compared}`);
 
   // Nodes 0 … changes-1 change once a throughput round; the ones after them once in the latency runs.
-  const latencyWarmup = settings.ratePerSecond * settings.latencyWarmupSeconds;
-  const latencyCount = latencyWarmup + settings.ratePerSecond * settings.latencySeconds;
-  const seededNodes = settings.changes + latencyCount;
-  const throughputNodes = range(0, settings.changes);
-  const latencyNodes = range(settings.changes, latencyCount);
+  const latencyWarmup = ratePerSecond * LATENCY_WARMUP_SECONDS;
+  const latencyNodes = range(changes, latencyWarmup + ratePerSecond * latencySeconds);
   const secret = randomBytes(24).toString('base64url');
   const receiver = await startReceiver(settings.certificates, secret);
-  const latencies: LatencyResult[] = [];
-  const rounds = new Map<string, ThroughputRun[]>();
-  const keep = (run: ThroughputRun) => rounds.set(run.name, [...(rounds.get(run.name) ?? []), run]);
-  let seedTimes: string[] | undefined;
-  let workers: WorkersRounds[];
+  const nodes = changes + latencyNodes.length;
+  const context = { settings, receiver, secret, logDir, nodes, changing: range(0, changes) };
+  const latencies = new Map<string, Awaited<ReturnType<typeof m.measureLatency>>>();
+  const rounds = new r.Rounds<m.ThroughputRun>((run) => run.perSecond);
+  let workers: r.SectionResult | undefined;
   try {
-    const services = await startServices(
-      [...latencyCases, ...throughputCases],
-      seededNodes,
-      receiver,
-      secret,
-      settings,
-      logDir,
-    );
-    seedTimes = services.seedTimes;
+    const deployments = new Map<string, m.Deployment>();
+    const services: Service[] = [];
+    const databases: pg.BenchDatabase[] = [];
     try {
-      for (const c of latencyCases) {
-        const target = services.running.get(c.database);
-        if (target === undefined) continue;
-        progress(
-          `${c.name}: ${settings.ratePerSecond} changes/s, ${settings.latencyWarmupSeconds} s untimed then ${settings.latencySeconds} s`,
-        );
-        const result = await measureLatency(c.name, target.service, receiver, {
-          nodes: latencyNodes,
-          warmup: latencyWarmup,
-          ratePerSecond: settings.ratePerSecond,
-        });
-        latencies.push(result);
-        checks.push(...latencyChecks(result));
-        if (result.missing > 0 || result.failedReports > 0)
-          warnings.push(
-            `warning: ${c.name}: ${result.missing} timed changes without a notification, ${result.failedReports} reports failed`,
-          );
-      }
-
-      // Rounds take turns, as the job section's do, so a neighbour's burst of work falls on several measurements.
-      const throughputRounds = throughputCases.length > 0 ? settings.rounds : 0;
-      for (let round = 1; round <= throughputRounds; round += 1) {
-        for (const c of throughputCases) {
-          const target = services.running.get(c.database);
-          if (target === undefined) continue;
-          if (target.postgres !== undefined) await vacuumAnalyze(target.postgres.url);
-          progress(`round ${round}/${settings.rounds}: ${c.name}`);
-          keep(
-            await measureServiceThroughput(c.name, target.service, receiver, {
-              nodes: throughputNodes,
-              round,
-              postgres: target.postgres,
-            }),
-          );
+      for (const kind of ['sqlite', 'postgres'] as const)
+        for (const [n, build] of builds.entries()) {
+          if (!runnable.some((c) => c.database === kind && c.measure !== 'workers')) continue;
+          const db = kind === 'postgres' ? await pg.createBenchDatabase(settings.postgresUrl) : undefined;
+          databases.push(...(db ? [db] : []));
+          const url = db?.url ?? `sqlite:${path.join(logDir, `edgewatch-${n}.db`)}`;
+          const service = await startNotifyService(context, url, path.join(logDir, `${kind}-${n}.log`), {
+            build,
+          });
+          services.push(service);
+          const meters = [m.processMeter('service', [service.pid]), ...(db ? [m.postgresMeter(db)] : [])];
+          deployments.set(`${kind} ${build.label}`, { api: service, meters, postgres: db });
         }
-        progress(`round ${round}/${settings.rounds}: ${FLOOR}`);
-        keep(
-          await measureFloor(FLOOR, receiver, round, {
-            count: settings.changes,
-            concurrency: settings.concurrency,
-            secret,
-            caFile: settings.certificates.caFile,
-            nodeOptions: settings.nodeOptions,
-            logDir,
-          }),
-        );
-        if (anchor?.binary !== undefined) {
-          progress(`round ${round}/${settings.rounds}: ${ALERTMANAGER}`);
-          keep(
-            await measureAlertmanager(ALERTMANAGER, anchor.binary, receiver, round, {
-              count: settings.changes,
-              batch: settings.alertmanagerBatch,
-              caFile: settings.certificates.caFile,
-              logDir,
-            }),
+      const deployment = (c: NotifyCase, build: Build) => deployments.get(`${c.database} ${build.label}`)!;
+      for (const c of of('latency'))
+        for (const build of builds) {
+          r.progress(
+            `${named(c, build)}: ${ratePerSecond}/s, ${LATENCY_WARMUP_SECONDS} s untimed, ${latencySeconds} s`,
           );
+          const plan = { nodes: latencyNodes, warmup: latencyWarmup, ratePerSecond };
+          const measured = await m.measureLatency(named(c, build), deployment(c, build), receiver, plan);
+          latencies.set(measured.name, measured);
+          out.warnings.push(...(measured.warning ? [measured.warning] : []));
+          if (build !== THIS_BUILD) continue;
+          const label = (p: string) => `${p} from the report's send to the notification's arrival`;
+          out.checks.push(r.goal(c.name, label('p50'), measured.p50, TARGETS.p50Ms, 'ms'));
+          out.checks.push(r.goal(c.name, label('p99'), measured.p99, TARGETS.p99Ms, 'ms'));
         }
+      const { caFile } = settings.certificates;
+      const anchor = (name: string, round: number) => ({ name, round, count: changes, logDir, caFile });
+      // Rounds take turns, so a neighbour's burst of work falls on several measurements rather than on one.
+      for (let round = 1; of('throughput').length > 0 && round <= roundCount; round += 1) {
+        for (const c of of('throughput'))
+          for (const build of builds) {
+            const d = deployment(c, build);
+            if (d.postgres !== undefined) await pg.vacuumAnalyze(d.postgres.url);
+            r.progress(`round ${round}/${roundCount}: ${named(c, build)}`);
+            rounds.add(
+              named(c, build),
+              await m.measureThroughput(named(c, build), d, receiver, { nodes: context.changing, round }),
+            );
+          }
+        if (of('floor').length > 0)
+          rounds.add(FLOOR, await measureFloor(anchor(FLOOR, round), receiver, { secret, ...settings }));
+        const batch = settings.alertmanagerBatch;
+        if (alertmanager)
+          rounds.add(
+            ALERTMANAGER,
+            await measureAlertmanager(anchor(ALERTMANAGER, round), alertmanager.path, receiver, batch),
+          );
       }
     } finally {
-      await services.close();
+      await stopAll(services);
+      for (const db of databases) await db.drop();
     }
     // After the other measurements' processes have stopped, so that these share the machine with none.
-    workers = await measureWorkers(workersCases, {
-      receiver,
-      secret,
-      settings,
-      logDir,
-      nodes: seededNodes,
-      changing: throughputNodes,
-    });
+    if (of('workers').length > 0) workers = await measureWorkers(of('workers'), context);
   } finally {
     await receiver.close();
   }
-  if (receiver.strays() > 0)
-    warnings.push(`warning: notify: ${receiver.strays()} notifications arrived outside any measurement`);
+  if (receiver.strays > 0)
+    out.warnings.push(`warning: notify: ${receiver.strays} notifications outside any measurement`);
+  for (const runs of rounds.all.values())
+    for (const run of runs) out.warnings.push(...m.runWarnings(run, changes));
 
-  const median = (name: string) => {
-    const runs = rounds.get(name);
-    return runs === undefined ? undefined : medianRun(runs);
-  };
-  const floor = median(FLOOR);
-  const alertmanager = median(ALERTMANAGER);
-  const rows: ThroughputRow[] = [];
-  for (const c of throughputCases) {
-    const run = median(c.name);
-    if (run === undefined) continue;
-    const row: ThroughputRow = {
-      ...run,
-      floorRatio: floor === undefined ? undefined : run.perSecond / floor.perSecond,
-      alertmanagerRatio: alertmanager === undefined ? undefined : run.perSecond / alertmanager.perSecond,
-    };
-    rows.push(row);
-    const versus =
-      anchor?.binary === undefined ? 'not measured: Alertmanager is not installed' : alertmanager;
-    checks.push(...throughputChecks(row, floor, versus));
-  }
-  if (floor !== undefined) rows.push(floor);
-  if (alertmanager !== undefined) rows.push(alertmanager);
-  for (const runs of [...rounds.values(), ...workers.map((w) => [w.warmUp, ...w.rounds])])
-    for (const run of runs) warnings.push(...runWarnings(run, settings.changes));
-  const scaling = workersSummary(workers, { settings, nodes: seededNodes });
-  checks.push(...scaling.checks);
+  const [floor, am] = [rounds.median(FLOOR), rounds.median(ALERTMANAGER)];
+  const throughput = [...rounds.all.keys()].map((name) => {
+    const run = rounds.median(name)!;
+    const ours = of('throughput').some((c) => c.name === name);
+    const versus = (what: string, anchor: m.ThroughputRun | undefined, least: number) =>
+      anchor
+        ? [r.goal(name, `÷ ${what} (same run)`, run.perSecond / anchor.perSecond, least, '×', false)]
+        : [];
+    if (ours)
+      out.checks.push(
+        r.goal(name, 'notifications', run.perSecond, TARGETS.perSecond, '/s', false),
+        ...versus("the floor's rate", floor, TARGETS.floorRatio),
+        ...versus("Alertmanager's rate", am, TARGETS.alertmanagerRatio),
+      );
+    return [
+      name,
+      r.whole(run.perSecond),
+      (run.perSecond / TARGETS.perSecond).toFixed(2),
+      ours ? ratio(run.perSecond, floor?.perSecond) : '',
+      ours ? ratio(run.perSecond, am?.perSecond) : '',
+      run.reportsMs === undefined ? '' : r.whole(run.reportsMs),
+      r.whole(run.elapsedMs),
+      m.sendersCpu(run),
+      r.whole((run.runnerCpuMs * 1000) / run.notifications),
+    ];
+  });
+  // Each figure of this build beside the other build's, and their ratio.
+  const comparison = (other === undefined ? [] : runnable).flatMap((c) => {
+    const [ours, theirs] = [c.name, named(c, other!)];
+    const [lo, lt] = [ours, theirs].map((name) => latencies.get(name));
+    const [to, tt] = [ours, theirs].map((name) => rounds.median(name));
+    const figure = (x: number) => (x >= 100 ? r.whole(x) : x.toFixed(2));
+    const pair = (what: string, a?: number, b?: number) =>
+      a === undefined || b === undefined
+        ? []
+        : [[`${c.name}: ${what}`, figure(a), figure(b), (a / b).toFixed(2)]];
+    const cpu = (run?: m.ThroughputRun) => run && m.cpuPerNotification(run);
+    return [
+      ...pair('p50 (ms)', lo?.p50, lt?.p50),
+      ...pair('p99 (ms)', lo?.p99, lt?.p99),
+      ...pair('notifications/s', to?.perSecond, tt?.perSecond),
+      ...pair('sending CPU per notification (µs)', cpu(to), cpu(tt)),
+    ];
+  });
 
-  const output = sectionOutput(
-    {
-      settings,
-      nodes: seededNodes,
-      seedTimes: seedTimes ?? [],
-      postgresLine: runnable.postgresLine,
-      alertmanagerLine: anchor?.line,
-      loadBefore,
-      floorBodyBytes: receiver.sampleBody()?.length,
-    },
-    latencies,
-    rows,
+  out.output.unshift(
+    `Notifications: one \`serve\` process per database, DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency}; ` +
+      `${r.whole(nodes)} nodes seeded ALIVE with one CONNECTED tunnel; one webhook to an HTTPS receiver in the ` +
+      'runner, verified, and one alert (TUNNEL_STATE_CHANGE): a change is one report, one event, one notification; ' +
+      `load average (1 min) at the start ${loadBefore.toFixed(2)}`,
   );
-  return { output: [...output, ...scaling.output], checks, warnings };
+  const latencyRows = [...latencies.values()].map(({ name, latencies: ms, p50, p99 }) => {
+    const figures = [Math.min(...ms), p50, p99, Math.max(...ms), p50 / TARGETS.p50Ms, p99 / TARGETS.p99Ms];
+    return [name, String(ms.length), ...figures.map((x) => x.toFixed(2))];
+  });
+  r.addTable(
+    out,
+    `Latency: ${ratePerSecond} changes/s (open loop), ${LATENCY_WARMUP_SECONDS} s untimed then ${latencySeconds} s ` +
+      "timed; from the report's send to the signed notification received whole",
+    `measurement | changes | min (ms) | p50 (ms) | p99 (ms) | max (ms) | p50 ÷ ${TARGETS.p50Ms} ms | p99 ÷ ${TARGETS.p99Ms} ms`,
+    latencyRows,
+  );
+  r.addTable(
+    out,
+    `Throughput: ${r.whole(changes)} changes, one report per node, ${m.REPORTS_IN_FLIGHT} in flight, from the first ` +
+      `report (or request) to the last distinct notification received; median of ${roundCount} round(s). Floor: ` +
+      `a process POSTing a body the service sent, signed, ${settings.concurrency} in flight. Runner CPU: the ` +
+      'receiver and the reports',
+    `measurement | notifications/s | ÷ ${r.whole(TARGETS.perSecond)}/s | ÷ floor | ÷ Alertmanager | reports answered ` +
+      '(ms) | last notification (ms) | sending CPU per notification (µs) | runner CPU per notification (µs)',
+    throughput,
+    [0, 7],
+  );
+  const them = other?.label;
+  const against = `This build against ${them}, measured in the same run (the rows above)`;
+  r.addTable(out, against, `figure | this build | ${them} | this build ÷ ${them}`, comparison);
+  return workers === undefined ? out : r.merge(out, workers);
 }

@@ -1,68 +1,101 @@
-// The section's database: fresh, migrated by the service's own code, its organization and admin made by the
-// service's bootstrap (with the key the runner then uses), and the nodes written straight in, ALIVE, each with
-// one CONNECTED tunnel. A node's report that names its tunnel in the other state is then exactly one
-// TUNNEL_STATE_CHANGE event, which the one alert turns into one notification.
+// A fresh database: migrated and bootstrapped by the build's own code (another build's with --compare, so its
+// schema is its own), then nodes written straight in, ALIVE, holding exactly what their agents report; by
+// default one CONNECTED tunnel, so that a report naming it in the other state is one TUNNEL_STATE_CHANGE.
 import { randomBytes } from 'node:crypto';
-import type { Insertable } from 'kysely';
-import { sql } from 'kysely';
-import { loadConfig } from '../../src/config.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CompiledQuery, type Insertable } from 'kysely';
+import * as config from '../../src/config.js';
 import type { NodesTable } from '../../src/db/types.js';
-import { bootstrap } from '../../src/features/bootstrap/service.js';
-import { insertResources, type NewResource } from '../../src/features/fleet/resources-repo.js';
-import { newId } from '../../src/lib/ids.js';
-import { sha256Hex } from '../../src/lib/tokens.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { closeContext, openContext } from '../../src/runtime.js';
+import * as bootstrap from '../../src/features/bootstrap/service.js';
+import * as resources from '../../src/features/fleet/resources-repo.js';
+import * as ids from '../../src/lib/ids.js';
+import * as tokens from '../../src/lib/tokens.js';
+import * as logger from '../../src/observability/logger.js';
+import * as runtime from '../../src/runtime.js';
+import { THIS_BUILD, type Build } from '../lib/service.js';
 
 const BATCH = 500;
 export const TUNNEL = { key: 'uplink', name: 'Uplink' } as const;
-const SEEDED_STATE = 'CONNECTED';
 
-/** The nodes' credentials and names; node i reports as `token(i)`. */
 export const nodeToken = (i: number) => `ewn_notify_${String(i).padStart(7, '0')}`;
 export const nodeName = (i: number) => `notify-node-${i}`;
 
-/** The report that moves node i's tunnel away from its state after `flips` earlier changes. */
+/** The report that moves a node's tunnel away from its state after `flips` earlier changes. */
 export function reportBody(flips: number): string {
   const state = flips % 2 === 0 ? 'TERMINATED' : 'CONNECTED';
   return JSON.stringify({ tunnels: [{ ...TUNNEL, state }] });
 }
 
+export type Resource = { key: string; name: string; state: string };
+
+/** Node i as seeded: its token and name, columns beyond the defaults, its tunnels and services. */
+export interface NodeSeed {
+  token: string;
+  name: string;
+  fields?: Partial<Insertable<NodesTable>>;
+  tunnels: Resource[];
+  services?: Resource[];
+}
+
+const oneTunnel = (i: number): NodeSeed => ({
+  token: nodeToken(i),
+  name: nodeName(i),
+  tunnels: [{ ...TUNNEL, state: 'CONNECTED' }],
+});
+
+const OWN = { ...config, ...bootstrap, ...resources, ...ids, ...tokens, ...logger, ...runtime };
+
+/** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
+async function buildModules(build: Build): Promise<typeof OWN> {
+  if (build === THIS_BUILD) return OWN;
+  const files = [
+    'config',
+    'features/bootstrap/service',
+    'features/fleet/resources-repo',
+    'lib/ids',
+    'lib/tokens',
+  ];
+  const load = (file: string) => import(pathToFileURL(path.join(build.root, 'dist', `${file}.js`)).href);
+  return Object.assign({}, ...(await Promise.all([...files, 'observability/logger', 'runtime'].map(load))));
+}
+
 export interface SeededDatabase {
-  /** DATABASE_URL for the service. */
-  url: string;
   secretKey: string;
   adminKey: string;
-  nodes: number;
   ms: number;
 }
 
 /** Migrates and seeds `nodes` nodes into the database at `url` (a sqlite: path or a fresh PostgreSQL one). */
-export async function seedDatabase(url: string, nodes: number): Promise<SeededDatabase> {
+export async function seedDatabase(url: string, nodes: number, describe = oneTunnel, build = THIS_BUILD) {
   const started = performance.now();
+  const m = await buildModules(build);
   const secretKey = randomBytes(32).toString('hex');
   const adminKey = `ew_bench_${randomBytes(32).toString('base64url')}`;
-  const config = loadConfig({ DATABASE_URL: url, SECRET_KEY: secretKey, LOG_LEVEL: 'warn' });
-  const ctx = await openContext(config, createLogger('warn', process.stderr));
+  const settings = m.loadConfig({ DATABASE_URL: url, SECRET_KEY: secretKey, LOG_LEVEL: 'warn' });
+  const ctx = await m.openContext(settings, m.createLogger('warn', process.stderr));
   try {
-    const created = await bootstrap(ctx, { presetKey: adminKey });
-    if (created.kind !== 'created') throw new Error('the notification database already had an organization');
+    const created = await m.bootstrap(ctx, { presetKey: adminKey });
+    if (created.kind !== 'created') throw new Error('the database already had an organization');
     const now = ctx.clock.now();
+    // Ids as if the nodes had been registered one after the other over the last day (UUIDv7 starts with a time).
+    const since = now - 86_400_000;
     for (let first = 0; first < nodes; first += BATCH) {
       const rows: Insertable<NodesTable>[] = [];
-      const tunnels: NewResource[] = [];
+      const added = { tunnels: [] as resources.NewResource[], services: [] as resources.NewResource[] };
       for (let i = first; i < Math.min(first + BATCH, nodes); i += 1) {
-        const id = newId(now);
+        const node = describe(i);
+        const id = m.newId(since + i);
         rows.push({
           id,
           org_id: created.orgId,
-          name: nodeName(i),
+          name: node.name,
           hardware_serial_number: null,
-          token_hash: sha256Hex(nodeToken(i)),
+          token_hash: m.sha256Hex(node.token),
           labels: '{}',
           max_headless_time: 1_440,
           node_state: 'ALIVE',
-          state_since: now,
+          state_since: since,
           last_seen_at: now,
           addresses: '[]',
           software_version: null,
@@ -71,19 +104,23 @@ export async function seedDatabase(url: string, nodes: number): Promise<SeededDa
           cert_not_after: null,
           sequence: 1,
           report_digest: null,
-          created_at: now,
+          created_at: since,
+          ...node.fields,
         });
-        tunnels.push({ id: newId(now), node_id: id, ...TUNNEL, state: SEEDED_STATE, at: now });
+        for (const kind of ['tunnels', 'services'] as const)
+          for (const resource of node[kind] ?? [])
+            added[kind].push({ ...resource, id: m.newId(since + i), node_id: id, at: since });
       }
       await ctx.db.transaction().execute(async (trx) => {
         await trx.insertInto('nodes').values(rows).execute();
-        await insertResources(trx, 'tunnels', tunnels);
+        await m.insertResources(trx, 'tunnels', added.tunnels);
+        await m.insertResources(trx, 'services', added.services);
       });
     }
     // A deployment's autovacuum would have analysed the tables; the server here may run without it.
-    if (config.database.kind === 'postgres') await sql`analyze`.execute(ctx.db);
+    if (settings.database.kind === 'postgres') await ctx.db.executeQuery(CompiledQuery.raw('analyze'));
   } finally {
-    await closeContext(ctx);
+    await m.closeContext(ctx);
   }
-  return { url, secretKey, adminKey, nodes, ms: performance.now() - started };
+  return { secretKey, adminKey, ms: performance.now() - started } satisfies SeededDatabase;
 }

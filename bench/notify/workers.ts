@@ -1,184 +1,125 @@
-// The worker-scaling measurement: the throughput round on PostgreSQL with the API alone in one `serve --role
-// api` process and the deliveries in 1, 2 or 4 `worker` processes beside it, which claim them as jobs. Each
-// worker count has a fresh database and processes of its own, kept for all of its rounds, which alternate
-// with the other counts'.
+// The throughput round on PostgreSQL, the deliveries in 1, 2 or 4 worker processes. Every count is deployed and
+// warmed up first, then the counts take turns, the others frozen (SIGSTOP): the machine's speed drifts over
+// minutes by more than the differences measured here, so the ratio is read from rounds that alternate.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  committedTransactions,
-  connectionsInUse,
-  createBenchDatabase,
-  vacuumAnalyze,
-} from '../jobs/postgres.js';
-import type { WorkersCase } from './cases.js';
-import { measureServiceThroughput, type ThroughputRun } from './measure.js';
-import type { Receiver } from './receiver.js';
-import { progress, whole } from './report.js';
-import { seedDatabase } from './seed.js';
-import { startService, startWorkers, type ServiceUnderTest, type WorkerProcesses } from './service.js';
-import type { NotifySettings } from './section.js';
+import * as pg from '../lib/postgres.js';
+import { setFrozen } from '../lib/processes.js';
+import * as r from '../lib/report.js';
+import { startService, stopAll, type Service } from '../lib/service.js';
+import * as m from './measure.js';
+import { startNotifyService, WORKERS_RATIO, type NotifyCase, type NotifyContext } from './service.js';
 
-export interface WorkersRounds {
-  case: WorkersCase;
-  /** The uncounted first round; its duplicates still count. */
-  warmUp: ThroughputRun;
-  rounds: ThroughputRun[];
-  /** PostgreSQL transactions committed over all the rounds, per notification received. */
-  transactionsPerNotification: number;
-  seedMs: number;
+interface Deployed extends m.Deployment {
+  c: NotifyCase;
+  db: pg.BenchDatabase;
+  pids: number[];
+  runs: m.ThroughputRun[];
 }
 
-/** Free connections below which a round warns that the server may refuse the active deployment's. */
-const LOW_CONNECTIONS = 15;
-
-/** Backends report their statistics up to a second after they go idle. */
-const STATISTICS_DELAY_MS = 1_500;
-
-export interface WorkersContext {
-  receiver: Receiver;
-  /** The secret the receiver signs challenges with and checks signatures with. */
-  secret: string;
-  settings: NotifySettings;
-  logDir: string;
-  /** Nodes seeded into each database. */
-  nodes: number;
-  /** The nodes that change once a round. */
-  changing: number[];
+async function round(x: Deployed, context: NotifyContext, flip: number, label: string) {
+  await pg.vacuumAnalyze(x.db.url);
+  r.progress(`${label}: ${x.c.name}`);
+  x.runs.push(
+    await m.measureThroughput(x.c.name, x, context.receiver, { nodes: context.changing, round: flip }),
+  );
 }
 
-/** A worker count's database and processes, kept for all of its rounds. */
-interface Deployment {
-  case: WorkersCase;
-  database: { url: string; name: string };
-  service: ServiceUnderTest;
-  workers: WorkerProcesses;
-  seedMs: number;
-}
-
-/**
- * Every count is deployed (its own database, API and workers) and warmed up first; then the counted rounds
- * take the counts in turn, starting with a different one each round, and the counts not measuring are
- * frozen (SIGSTOP: no CPU, no statements; their connections stay open and idle). The machine's speed
- * drifts over minutes by more than the differences measured here, so a ratio is read from rounds that
- * alternate, not from one count's rounds after another's.
- */
-export async function measureWorkers(
-  cases: WorkersCase[],
-  context: WorkersContext,
-): Promise<WorkersRounds[]> {
-  const teardown: (() => Promise<void>)[] = [];
+export async function measureWorkers(cases: NotifyCase[], context: NotifyContext): Promise<r.SectionResult> {
+  const { settings } = context;
+  const teardown: (() => Promise<unknown>)[] = [];
+  const deployed: Deployed[] = [];
   try {
-    const deployed: { deployment: Deployment; warmUp: ThroughputRun }[] = [];
     for (const c of cases) {
-      const deployment = await deploy(c, context, teardown);
-      const warmUp = await measureRound(deployment, context, 1, 'warm-up round');
-      setFrozen(deployment, true);
-      deployed.push({ deployment, warmUp });
-    }
-    await sleep(STATISTICS_DELAY_MS);
-    const commitsBefore = await Promise.all(
-      deployed.map(({ deployment: d }) => committedTransactions(d.database.url, d.database.name)),
-    );
-    const rounds = deployed.map((): ThroughputRun[] => []);
-    const { settings } = context;
-    for (let n = 1; n <= settings.rounds; n += 1) {
-      for (let k = 0; k < deployed.length; k += 1) {
-        const index = (n - 1 + k) % deployed.length;
-        const { deployment } = deployed[index]!;
-        setFrozen(deployment, false);
-        rounds[index]!.push(await measureRound(deployment, context, n + 1, `round ${n}/${settings.rounds}`));
-        setFrozen(deployment, true);
+      const db = await pg.createBenchDatabase(settings.postgresUrl);
+      teardown.push(db.drop);
+      const prefix = path.join(context.logDir, `postgres-workers-${c.workers}`);
+      const api = await startNotifyService(context, db.url, `${prefix}-api.log`, { role: 'api' });
+      const workers: Service[] = [];
+      // Resumed first: a frozen process would not see the signal that stops it.
+      teardown.push(() => {
+        setFrozen([api.pid, ...workers.map((w) => w.pid)], false);
+        return stopAll([api, ...workers]);
+      });
+      for (let n = 1; n <= c.workers!; n += 1) {
+        const logFile = `${prefix}-worker-${n}.log`;
+        workers.push(
+          await startService({ role: 'worker', nodeOptions: settings.nodeOptions, logFile, env: api.env }),
+        );
       }
+      const pids = [api.pid, ...workers.map((w) => w.pid)];
+      const label = c.workers === 1 ? 'worker' : 'workers';
+      const meters = [
+        m.processMeter('API', [api.pid]),
+        m.processMeter(label, pids.slice(1)),
+        m.postgresMeter(db),
+      ];
+      const x: Deployed = { c, db, api, meters, postgres: db, pids, runs: [] };
+      await round(x, context, 1, 'warm-up round');
+      setFrozen(x.pids, true);
+      deployed.push(x);
     }
-    await sleep(STATISTICS_DELAY_MS);
-    return await Promise.all(
-      deployed.map(async ({ deployment: d, warmUp }, index) => {
-        const commits =
-          (await committedTransactions(d.database.url, d.database.name)) - commitsBefore[index]!;
-        const counted = rounds[index]!;
-        const received = counted.reduce((sum, run) => sum + run.notifications, 0);
-        return {
-          case: d.case,
-          warmUp,
-          rounds: counted,
-          transactionsPerNotification: commits / received,
-          seedMs: d.seedMs,
-        };
-      }),
-    );
+    // Backends report their statistics up to a second after they go idle.
+    const commits = async () => {
+      await sleep(1_500);
+      return Promise.all(deployed.map((x) => pg.committedTransactions(x.db.url, x.db.name)));
+    };
+    const before = await commits();
+    for (let n = 1; n <= settings.rounds; n += 1)
+      for (let k = 0; k < deployed.length; k += 1) {
+        const x = deployed[(n - 1 + k) % deployed.length]!;
+        setFrozen(x.pids, false);
+        await round(x, context, n + 1, `round ${n}/${settings.rounds}`);
+        setFrozen(x.pids, true);
+      }
+    const after = await commits();
+    return summary(deployed, (i) => after[i]! - before[i]!, context);
   } finally {
     for (const step of teardown.reverse()) await step();
   }
 }
 
-/** A fresh database with the seed, its API process and its workers; what undoes each is added to teardown. */
-async function deploy(
-  c: WorkersCase,
-  context: WorkersContext,
-  teardown: (() => Promise<void>)[],
-): Promise<Deployment> {
-  const { settings, logDir } = context;
-  const prefix = path.join(logDir, `postgres-workers-${c.workers}`);
-  const database = await createBenchDatabase(settings.postgresUrl);
-  teardown.push(() => database.drop());
-  progress(`seeding ${whole(context.nodes)} nodes into ${database.name}`);
-  const seeded = await seedDatabase(database.url, context.nodes);
-  const service = await startService({
-    database: seeded,
-    certificates: settings.certificates,
-    hookUrl: context.receiver.hookUrl,
-    hookSecret: context.secret,
-    concurrency: settings.concurrency,
-    nodeOptions: settings.nodeOptions,
-    logFile: `${prefix}-api.log`,
-    role: 'api',
+function summary(deployed: Deployed[], commits: (i: number) => number, context: NotifyContext) {
+  const rows = deployed.map((x, i) => {
+    const counted = x.runs.slice(1);
+    const received = counted.reduce((sum, run) => sum + run.notifications, 0);
+    const median = [...counted].sort((a, b) => a.perSecond - b.perSecond)[(counted.length - 1) >> 1]!;
+    return { x, counted, median, transactions: commits(i) / received };
   });
-  teardown.push(() => service.stop());
-  const workers = await startWorkers(service, c.workers, {
-    nodeOptions: settings.nodeOptions,
-    logFile: (n) => `${prefix}-worker-${n}.log`,
-  });
-  const deployment = { case: c, database, service, workers, seedMs: seeded.ms };
-  // A frozen process would not see the signal that stops it.
-  teardown.push(async () => {
-    setFrozen(deployment, false);
-    await workers.stop();
-  });
-  return deployment;
-}
-
-/** Stops (SIGSTOP) or resumes (SIGCONT) every process of a deployment. */
-function setFrozen(deployment: Deployment, frozen: boolean): void {
-  for (const pid of [deployment.service.pid, ...deployment.workers.pids]) {
-    try {
-      process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
-    } catch {
-      // Gone already: its stop reports why.
-    }
-  }
-}
-
-/** One throughput round of a deployment, after a vacuum; `flip` sets the state the reports move to. */
-async function measureRound(
-  d: Deployment,
-  context: WorkersContext,
-  flip: number,
-  label: string,
-): Promise<ThroughputRun> {
-  await vacuumAnalyze(d.database.url);
-  progress(`${label}: ${d.case.name}`);
-  // The frozen deployments keep their pools' connections: near the server's limit, a round would fail.
-  const connections = await connectionsInUse(d.database.url);
-  if (connections.max - connections.used < LOW_CONNECTIONS) {
-    progress(`warning: PostgreSQL has ${connections.used} of ${connections.max} connections in use`);
-  }
-  return measureServiceThroughput(d.case.name, d.service, context.receiver, {
-    nodes: context.changing,
-    round: flip,
-    postgres: d.database,
-    cpuOf: [
-      { label: 'API', pids: [d.service.pid] },
-      { label: d.case.workers === 1 ? 'worker' : 'workers', pids: d.workers.pids },
-    ],
-  });
+  const one = rows.find((row) => row.x.c.workers === 1)?.median.perSecond;
+  const runs = deployed.flatMap((x) => x.runs);
+  const twice = runs.reduce((sum, run) => sum + run.duplicates, 0);
+  const out = r.emptyResult();
+  const most = rows.reduce((a, b) => (b.x.c.workers! > a.x.c.workers! ? b : a), rows[0]!);
+  const label = "notifications/s ÷ 1 worker's (same run)";
+  if (one && most.x.c.workers !== 1)
+    out.checks.push(r.goal(most.x.c.name, label, most.median.perSecond / one, WORKERS_RATIO, '×', false));
+  const goal = `no notification received twice, in any of ${runs.length} rounds (warm-up included) of any count`;
+  out.checks.push(r.exactly('notify workers: PostgreSQL: no duplicate sends', goal, twice));
+  out.warnings.push(...runs.flatMap((run) => m.runWarnings(run, context.settings.changes)));
+  const table = rows.map(({ x, counted, median, transactions }) => [
+    x.c.name,
+    r.whole(median.perSecond),
+    one === undefined ? '' : (median.perSecond / one).toFixed(2),
+    `${counted.map((run) => r.whole(run.perSecond)).join(' / ')} (warm-up ${r.whole(x.runs[0]!.perSecond)})`,
+    String(x.runs.reduce((sum, run) => sum + run.duplicates, 0)),
+    r.whole(median.reportsMs ?? NaN),
+    m.sendersCpu(median),
+    r.whole(m.cpuPerNotification(median)),
+    transactions.toFixed(1),
+  ]);
+  const counts = rows.map((row) => row.x.c.workers).join(', ');
+  r.addTable(
+    out,
+    `Worker processes: the throughput round on PostgreSQL, the API alone in one \`serve --role api\` process, the ` +
+      `deliveries in ${counts} \`serve --role worker\` processes; a fresh database per count; a warm-up round, then ` +
+      `median of ${context.settings.rounds} round(s), the counts taking turns, the others frozen (SIGSTOP); ` +
+      'PostgreSQL transactions from pg_stat_database over the counted rounds',
+    'measurement | notifications/s | ÷ 1 worker | each round (/s) | duplicates (all rounds) | reports answered (ms) | ' +
+      'CPU per notification (µs) | total CPU per notification (µs) | ' +
+      'PostgreSQL transactions per notification',
+    table,
+    [0, 3, 6],
+  );
+  return out;
 }
