@@ -18,13 +18,13 @@ import type { OutboundClient } from './net/outbound.js';
 /** Everything a service may need, built once at start and shared by the API, the worker and the CLI. */
 export interface AppContext {
   db: Db;
-  /** Group commit for the small, frequent write transactions (reports, delivery outcomes). */
+  /** Group commit for the small, frequent write transactions of the API (agents' reports). */
   commits: CommitGroup;
   config: Config;
   clock: Clock;
   logger: Logger;
   mailer: Mailer;
-  /** The one durable queue: every piece of background work is a job enqueued in its cause's transaction. */
+  /** The job queue: the background work other than webhook deliveries, enqueued in its cause's transaction. */
   jobs: JobQueue;
   /** The process's Prometheus registry (served at /metrics by the API role). */
   metrics: Registry;

@@ -34,6 +34,8 @@ let orgId: string;
 let userId: string;
 /** What the receiver answers to notifications: a status, or a gate to wait on first. */
 let answer: { status: number; hold?: Promise<void> } = { status: 200 };
+/** When set, each request in arrival order waits for its own answer: the status the test resolves it with. */
+let answerEach: Deferred<number>[] | undefined;
 let inFlight = 0;
 let mostInFlight = 0;
 
@@ -44,8 +46,9 @@ beforeAll(async () => {
     if (request.method !== 'POST') return correct(request, response);
     inFlight += 1;
     mostInFlight = Math.max(mostInFlight, inFlight);
-    const { status, hold } = answer;
-    await hold;
+    const own = answerEach?.shift();
+    const { status: shared, hold } = answer;
+    const status = own === undefined ? (await hold, shared) : await own.promise;
     inFlight -= 1;
     response.writeHead(status, { 'content-type': 'application/json' });
     response.end('{}');
@@ -387,6 +390,39 @@ describe('the per-webhook gate', () => {
     expect(t.logs.filter((line) => line.includes('"level":40')).length).toBe(warnings);
   });
 
+  it('hands no slot on after a failure of the same burst: the gate it shut holds for the successes too', async () => {
+    const hook = await enabledWebhook(t, endpoint, { name: 'Failure mid-burst' });
+    const ids = await deliveriesTo(hook.id, 12);
+    answerEach = Array.from({ length: 8 }, () => deferred<number>());
+    const answers = answerEach.slice();
+    const running = dispatcher().runDue();
+    await until('eight requests out', () => inFlight === 8);
+    answers[0]!.resolve(503);
+    await until('the failure recorded', async () => (await webhookRow(hook.id)).consecutive_failures === 1);
+    for (const own of answers.slice(1)) own.resolve(200);
+    await running;
+    answerEach = undefined;
+    expect(postsFor(ids)).toHaveLength(8);
+    const rows = await Promise.all(ids.map(deliveryRow));
+    expect(rows.filter((row) => row.status === 'delivered')).toHaveLength(7);
+    expect(rows.filter((row) => row.status === 'pending' && row.lease_until === null)).toHaveLength(5);
+  });
+
+  it('hands each slot on to the next due delivery of the webhook, never past its slots', async () => {
+    answer = { status: 200 };
+    const hook = await enabledWebhook(t, endpoint, { name: 'Handed over' });
+    const ids = await deliveriesTo(hook.id, 30);
+    mostInFlight = 0;
+    const claimed: number[] = [];
+    const run = dispatcher({ afterClaim: async (batch) => void claimed.push(batch.length) });
+    expect(await run.runDue()).toBe(30);
+    // One claim took the eight slots; every delivery after them came by a success handing its slot on.
+    expect(claimed).toEqual([8]);
+    expect(mostInFlight).toBeLessThanOrEqual(8);
+    const rows = await Promise.all(ids.map(deliveryRow));
+    expect(rows.every((row) => row.status === 'delivered' && row.attempts === 1)).toBe(true);
+  });
+
   it('sends nothing to a disabled webhook beyond the requests already out when it was disabled', async () => {
     const hook = await enabledWebhook(t, endpoint, { name: 'Disabled mid-burst' });
     const ids = await deliveriesTo(hook.id, 12);
@@ -427,7 +463,7 @@ describe('the per-webhook gate', () => {
 describe('a producer racing a change of its webhook', () => {
   /**
    * A notification and its delivery made as an alert makes them, in a transaction the test runs `during`
-   * in, between reading the webhook and writing the delivery.
+   * in, once the delivery has been written (its webhook read as it was then) and before the commit.
    */
   async function produce(webhookId: string, during: () => Promise<void>): Promise<string> {
     const now = Date.now();
@@ -435,7 +471,6 @@ describe('a producer racing a change of its webhook', () => {
     await transaction(t.ctx.db, async (trx) => {
       const webhook = await readWebhookForDelivery(trx, webhookId);
       const status = webhook?.is_enabled === 1 ? 'pending' : 'held';
-      await during();
       await trx
         .insertInto('notifications')
         .values({
@@ -460,7 +495,8 @@ describe('a producer racing a change of its webhook', () => {
           created_at: now,
         })
         .execute();
-      await startDelivery(t.ctx, trx, notificationId, webhookId, status, now);
+      expect(await startDelivery(t.ctx, trx, notificationId, webhookId, now)).toBe(status);
+      await during();
     });
     const row = await t.ctx.db
       .selectFrom('deliveries')
@@ -574,7 +610,7 @@ describe("leases on the database's clock", () => {
     const claim = () =>
       transaction(t.ctx.db, (trx) =>
         claimDeliveries(trx, {
-          now: databaseNow(trx, systemClock),
+          clock: systemClock,
           leaseMs: 60_000,
           limit: 10,
           perWebhook: t.config.deliveryConcurrencyPerWebhook,

@@ -1,7 +1,10 @@
 import { sql, type RawBuilder } from 'kysely';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { isPostgres } from './connect.js';
+import { slot } from './prepared.js';
 import type { Executor } from './types.js';
+
+const DATABASE_CLOCK = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
  * "Now" as queues compare leases and due times with it (epoch ms). On PostgreSQL it is the server's clock,
@@ -10,8 +13,20 @@ import type { Executor } from './types.js';
  * clock's time on either database.
  */
 export function databaseNow(db: Executor, clock: Clock): RawBuilder<number> {
-  if (isPostgres(db) && clock === systemClock) {
-    return sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-  }
+  if (isPostgres(db) && clock === systemClock) return DATABASE_CLOCK;
   return sql<number>`cast(${clock.now()} as bigint)`;
+}
+
+/**
+ * `databaseNow` for a query compiled once (db/prepared.ts): the same expression, with its value, when it
+ * has one, in the slot `now`. `byDatabase` is part of the query's shape.
+ */
+export function preparedNow(db: Executor, clock: Clock): { byDatabase: boolean; now: number | undefined } {
+  const byDatabase = isPostgres(db) && clock === systemClock;
+  return { byDatabase, now: byDatabase ? undefined : clock.now() };
+}
+
+/** The expression `preparedNow` stands for, as its query is built. */
+export function nowExpression(byDatabase: boolean): RawBuilder<number> {
+  return byDatabase ? DATABASE_CLOCK : sql<number>`cast(${slot<number>('now')} as bigint)`;
 }

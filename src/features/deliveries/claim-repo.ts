@@ -1,5 +1,8 @@
-import type { ExpressionBuilder, RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
+import { databaseNow, nowExpression, preparedNow } from '../../db/now.js';
+import { Prepared, slot } from '../../db/prepared.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Database, Executor } from '../../db/types.js';
 import { holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
 
@@ -29,7 +32,8 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimOptions {
-  now: RawBuilder<number>;
+  /** The process's clock: on PostgreSQL, unless a test sets its own, leases use the database's instead. */
+  clock: Clock;
   leaseMs: number;
   /** Deliveries claimed at most (the dispatcher's free slots). */
   limit: number;
@@ -50,22 +54,17 @@ export interface Claim {
 /** Webhooks locked by one claim at most: a claim is one short transaction. */
 const WEBHOOKS_PER_CLAIM = 50;
 
-/**
- * A delivery that may be sent now: pending, due, not in flight, and either past its webhook's retry time
- * or one whose retry its owner asked for.
- */
-function sendableNow(eb: DeliveryScope, now: RawBuilder<number>) {
+/** A pending delivery due now and not in flight (its webhook's gate aside). */
+function dueNow(eb: ExpressionBuilder<Database, 'deliveries'>, now: RawBuilder<number>) {
   return eb.and([
     eb('deliveries.status', '=', 'pending'),
     eb('deliveries.next_attempt_at', '<=', now),
     notInFlight(eb, now),
-    eb.or([
-      eb('webhooks.retry_at', 'is', null),
-      eb('webhooks.retry_at', '<=', now),
-      eb('deliveries.retry_requested', '=', 1),
-    ]),
   ]);
 }
+
+/** One whose owner asked to send it now: it passes a closed gate. A literal, so the partial index serves. */
+const asked = (eb: DeliveryScope) => eb('deliveries.retry_requested', '=', sql.lit(1));
 
 /**
  * Leases up to `limit` sendable deliveries, never more per webhook than its free slots, none to a webhook
@@ -74,7 +73,7 @@ function sendableNow(eb: DeliveryScope, now: RawBuilder<number>) {
  * a disabled webhook are held, held ones at an enabled webhook are due. Runs in the caller's transaction.
  */
 export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Claim> {
-  const { now } = options;
+  const now = databaseNow(trx, options.clock);
   const claim: Claim = { claimed: [], held: 0, resumed: 0 };
   const webhooks = await lockWebhooksToServe(trx, options);
   if (webhooks.length === 0) return claim;
@@ -86,23 +85,19 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
   for (const webhook of enabled.filter((w) => w.holds))
     claim.resumed += await resumeHeld(trx, webhook.id, now);
   if (enabled.length === 0) return claim;
-  const ids = enabled.map((webhook) => webhook.id);
-  const inFlight = await countInFlight(trx, ids, now);
+  const inFlight = await countInFlight(
+    trx,
+    enabled.map((webhook) => webhook.id),
+    now,
+  );
   const free = new Map(
     enabled.map((webhook) => [
       webhook.id,
       (webhook.consecutive_failures > 0 ? 1 : options.perWebhook) - (inFlight.get(webhook.id) ?? 0),
     ]),
   );
-  const picked: string[] = [];
-  for (const candidate of await sendableOf(trx, ids, options)) {
-    if (picked.length === options.limit) break;
-    const slots = free.get(candidate.webhook_id) ?? 0;
-    if (slots <= 0) continue;
-    free.set(candidate.webhook_id, slots - 1);
-    picked.push(candidate.id);
-  }
-  if (picked.length > 0) claim.claimed = await lease(trx, picked, options);
+  const picked = pick(await sendableOf(trx, enabled, free, now), free, options.limit);
+  if (picked.length > 0) claim.claimed = await lease(trx, picked, now, options.leaseMs);
   return claim;
 }
 
@@ -110,17 +105,46 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
  * The webhooks a claim has work at, the longest-waiting first, locked: enabled ones with a sendable
  * delivery and, by a first count of their leases, a free slot (a filter only, so that webhooks whose slots
  * are all taken do not crowd out the others; the count that decides is made under the lock); enabled ones
- * holding deliveries; disabled ones with pending deliveries.
+ * holding deliveries; disabled ones with pending deliveries. Each look into the deliveries stops at its
+ * first row, along an index.
  */
-async function lockWebhooksToServe(trx: Executor, options: Pick<ClaimOptions, 'now' | 'perWebhook'>) {
-  const { now } = options;
+async function lockWebhooksToServe(trx: Executor, options: Pick<ClaimOptions, 'clock' | 'perWebhook'>) {
+  const { byDatabase, now } = preparedNow(trx, options.clock);
+  const rows = await WEBHOOKS_TO_SERVE.execute(trx, { byDatabase }, { now, perWebhook: options.perWebhook });
+  // PostgreSQL answers booleans, SQLite 0 or 1.
+  const yes = (value: unknown) => value === true || Number(value) === 1;
+  return rows.map((row) => ({
+    id: row.id,
+    is_enabled: row.is_enabled,
+    consecutive_failures: row.consecutive_failures,
+    holds: yes(row.holds),
+    gateOpen: yes(row.gate_open),
+  }));
+}
+
+/** The statement of `lockWebhooksToServe`, built and compiled once: its building costs more than its run. */
+const WEBHOOKS_TO_SERVE = new Prepared((trx: Executor, shape: { byDatabase: boolean }) => {
+  const now = nowExpression(shape.byDatabase);
   type WebhookScope = ExpressionBuilder<Database, 'webhooks'>;
-  const oldestSendable = (eb: WebhookScope) =>
-    eb
-      .selectFrom('deliveries')
-      .select((inner) => inner.fn.min('deliveries.next_attempt_at').as('due'))
-      .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
-      .where((inner) => sendableNow(inner, now));
+  const deliveriesOf = (eb: WebhookScope) =>
+    eb.selectFrom('deliveries').whereRef('deliveries.webhook_id', '=', 'webhooks.id');
+  const firstDue = (eb: WebhookScope) =>
+    deliveriesOf(eb)
+      .select('deliveries.created_at')
+      .where((inner) => dueNow(inner, now))
+      .orderBy('deliveries.created_at')
+      .limit(sql.lit(1));
+  const gateOpen = (eb: WebhookScope) =>
+    eb.or([eb('webhooks.retry_at', 'is', null), eb('webhooks.retry_at', '<=', now)]);
+  const sendable = (eb: WebhookScope) =>
+    eb.or([
+      eb.and([gateOpen(eb), eb(firstDue(eb), 'is not', null)]),
+      eb.exists(
+        deliveriesOf(eb)
+          .select('deliveries.id')
+          .where((inner) => inner.and([asked(inner), dueNow(inner, now)])),
+      ),
+    ]);
   const leased = (eb: WebhookScope) =>
     eb
       .selectFrom('deliveries as leased')
@@ -128,53 +152,38 @@ async function lockWebhooksToServe(trx: Executor, options: Pick<ClaimOptions, 'n
       .whereRef('leased.webhook_id', '=', 'webhooks.id')
       .where('leased.lease_until', '>', now);
   const slots = (eb: WebhookScope) =>
-    eb.case().when('webhooks.consecutive_failures', '>', 0).then(1).else(options.perWebhook).end();
-  const holding = (eb: WebhookScope) =>
+    eb.case().when('webhooks.consecutive_failures', '>', 0).then(1).else(slot<number>('perWebhook')).end();
+  const withStatus = (eb: WebhookScope, status: 'held' | 'pending', idle: boolean) =>
     eb.exists(
-      eb
-        .selectFrom('deliveries')
+      deliveriesOf(eb)
         .select('deliveries.id')
-        .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
-        .where('deliveries.status', '=', 'held')
-        .where((inner) => notInFlight(inner, now)),
-    );
-  const pending = (eb: WebhookScope) =>
-    eb.exists(
-      eb
-        .selectFrom('deliveries')
-        .select('deliveries.id')
-        .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
-        .where('deliveries.status', '=', 'pending'),
+        .where('deliveries.status', '=', status)
+        .where((inner) => (idle ? notInFlight(inner, now) : inner.lit(true))),
     );
   let query = trx
     .selectFrom('webhooks')
     .select(['id', 'is_enabled', 'consecutive_failures'])
-    .select((eb) => holding(eb).as('holds'))
+    .select((eb) => [
+      withStatus(eb, 'held', true).as('holds'),
+      eb.case().when(gateOpen(eb)).then(1).else(0).end().as('gate_open'),
+    ])
     .where((eb) =>
       eb.or([
-        eb.and([
-          eb('is_enabled', '=', 1),
-          eb(oldestSendable(eb), 'is not', null),
-          eb(leased(eb), '<', slots(eb)),
-        ]),
-        eb.and([eb('is_enabled', '=', 1), holding(eb)]),
-        eb.and([eb('is_enabled', '=', 0), pending(eb)]),
+        eb.and([eb('is_enabled', '=', 1), sendable(eb), eb(leased(eb), '<', slots(eb))]),
+        eb.and([eb('is_enabled', '=', 1), withStatus(eb, 'held', true)]),
+        eb.and([eb('is_enabled', '=', 0), withStatus(eb, 'pending', false)]),
       ]),
     )
     // Repairs first (they have nothing sendable yet), then the longest-waiting.
-    .orderBy((eb) => eb.fn.coalesce(oldestSendable(eb), eb.val(0)))
+    .orderBy((eb) => eb.fn.coalesce(firstDue(eb), eb.val(0)))
     .orderBy('id')
-    .limit(WEBHOOKS_PER_CLAIM);
+    // Literal limits: SQLite plans a bound one far worse here (a hundred times slower).
+    .limit(sql.lit(WEBHOOKS_PER_CLAIM));
   if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
-  const rows = await query.execute();
-  return rows.map((row) => ({
-    id: row.id,
-    is_enabled: row.is_enabled,
-    consecutive_failures: row.consecutive_failures,
-    // PostgreSQL answers booleans, SQLite 0 or 1.
-    holds: row.holds === true || Number(row.holds) === 1,
-  }));
-}
+  return query;
+});
+
+type ServedWebhook = Awaited<ReturnType<typeof lockWebhooksToServe>>[number];
 
 /**
  * Requests in flight per webhook: deliveries under a live lease, whatever their status now (one held by an
@@ -193,49 +202,112 @@ async function countInFlight(trx: Executor, webhookIds: string[], now: RawBuilde
 }
 
 /**
- * The first sendable deliveries of each webhook, as many as it has slots at most: a retry the owner asked
- * for first, then the oldest due.
+ * The first sendable deliveries of each webhook with a free slot, as many as its free slots at most: the
+ * ones asked for first, then, past the retry gate, the oldest. One statement of bounded scans along the
+ * indexes (two per webhook), however many deliveries wait.
  */
-async function sendableOf(trx: Executor, webhookIds: string[], options: ClaimOptions) {
-  const ranked = trx
-    .selectFrom('deliveries')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-    .select([
-      'deliveries.id',
-      'deliveries.webhook_id',
-      'deliveries.retry_requested',
-      'deliveries.next_attempt_at',
-    ])
-    .select((eb) =>
-      eb.fn
-        .agg<number>('row_number')
-        .over((over) =>
-          over
-            .partitionBy('deliveries.webhook_id')
-            .orderBy('deliveries.retry_requested', 'desc')
-            .orderBy('deliveries.next_attempt_at')
-            .orderBy('deliveries.id'),
-        )
-        .as('place'),
-    )
-    .where('deliveries.webhook_id', 'in', webhookIds)
-    .where((eb) => sendableNow(eb, options.now));
-  return trx
-    .selectFrom(ranked.as('ranked'))
-    .select(['id', 'webhook_id'])
-    .where('place', '<=', options.perWebhook)
-    .orderBy('retry_requested', 'desc')
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .execute();
+async function sendableOf(
+  trx: Executor,
+  webhooks: readonly Pick<ServedWebhook, 'id' | 'gateOpen'>[],
+  free: ReadonlyMap<string, number>,
+  now: RawBuilder<number>,
+) {
+  const scans = webhooks
+    .filter((webhook) => (free.get(webhook.id) ?? 0) > 0)
+    .flatMap((webhook) => {
+      const first = (onlyAsked: boolean) =>
+        trx
+          .selectFrom('deliveries')
+          .select(['deliveries.id', 'deliveries.webhook_id', 'deliveries.created_at'])
+          .select(sql.lit(onlyAsked ? 1 : 0).as('asked'))
+          .where('deliveries.webhook_id', '=', webhook.id)
+          .where((eb) => (onlyAsked ? eb.and([asked(eb), dueNow(eb, now)]) : dueNow(eb, now)))
+          .orderBy('deliveries.created_at')
+          .orderBy('deliveries.id')
+          .limit(sql.lit(free.get(webhook.id) ?? 0));
+      return webhook.gateOpen ? [first(true), first(false)] : [first(true)];
+    })
+    // A member with its own LIMIT must be a derived table on both databases.
+    .map((scan, k) => trx.selectFrom(scan.as(`scan${k}`)).selectAll());
+  if (scans.length === 0) return [];
+  const [head, ...rest] = scans;
+  const rows = await rest.reduce((union, scan) => union.unionAll(scan), head!).execute();
+  return rows
+    .map((row) => ({ ...row, asked: Number(row.asked), created_at: Number(row.created_at) }))
+    .sort((a, b) => b.asked - a.asked || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+}
+
+/** What a hand-over needs: the clock leases are dated by, and their length. */
+export interface HandOverOptions {
+  clock: Clock;
+  leaseMs: number;
+}
+
+/**
+ * The slots that successes free, handed in their own transaction to their webhooks' next due deliveries,
+ * leased there: no claim of their own, and each webhook's requests in flight unchanged (as many ended as
+ * begin). Only to a webhook that is enabled and not failing (so its slots are all its own and its gate is
+ * open), and only when nothing else holds its lock (SKIP LOCKED: a claim or a change of its state under
+ * way leaves the slots simply free, for the next claim). `finished` has a webhook id per success; returns
+ * the successors by webhook.
+ */
+export async function handOver(
+  trx: Executor,
+  finished: readonly string[],
+  options: HandOverOptions,
+): Promise<Map<string, ClaimedDelivery[]>> {
+  const successors = new Map<string, ClaimedDelivery[]>();
+  if (finished.length === 0) return successors;
+  const now = databaseNow(trx, options.clock);
+  const freed = new Map<string, number>();
+  for (const webhookId of finished) freed.set(webhookId, (freed.get(webhookId) ?? 0) + 1);
+  let open = trx
+    .selectFrom('webhooks')
+    .select('id')
+    .where('id', 'in', [...freed.keys()])
+    .where('is_enabled', '=', 1)
+    .where('consecutive_failures', '=', 0)
+    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]));
+  if (isPostgres(trx)) open = open.forNoKeyUpdate().skipLocked();
+  const webhooks = (await open.execute()).map((row) => ({ id: row.id, gateOpen: true }));
+  if (webhooks.length === 0) return successors;
+  const picked = pick(await sendableOf(trx, webhooks, freed, now), freed, finished.length);
+  if (picked.length === 0) return successors;
+  for (const claimed of await lease(trx, picked, now, options.leaseMs)) {
+    successors.set(claimed.webhook_id, [...(successors.get(claimed.webhook_id) ?? []), claimed]);
+  }
+  return successors;
+}
+
+/** Takes candidates in their order, each once, no more per webhook than its free slots, `limit` in all. */
+function pick(
+  candidates: readonly { id: string; webhook_id: string }[],
+  free: ReadonlyMap<string, number>,
+  limit: number,
+): string[] {
+  const left = new Map(free);
+  const picked = new Set<string>();
+  for (const candidate of candidates) {
+    if (picked.size === limit) break;
+    const slots = left.get(candidate.webhook_id) ?? 0;
+    if (slots <= 0 || picked.has(candidate.id)) continue;
+    left.set(candidate.webhook_id, slots - 1);
+    picked.add(candidate.id);
+  }
+  return [...picked];
 }
 
 /** Leases the picked deliveries (`attempts + 1` is each run's fence) and reads what sending them needs. */
-async function lease(trx: Executor, picked: string[], options: ClaimOptions): Promise<ClaimedDelivery[]> {
+async function lease(
+  trx: Executor,
+  picked: string[],
+  now: RawBuilder<number>,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
   await trx
     .updateTable('deliveries')
     .set((eb) => ({
-      lease_until: eb(options.now, '+', options.leaseMs),
+      lease_until: eb(now, '+', leaseMs),
       attempts: eb('attempts', '+', 1),
       retry_requested: 0,
     }))
@@ -258,9 +330,9 @@ async function lease(trx: Executor, picked: string[], options: ClaimOptions): Pr
       'webhooks.headers',
       'webhooks.secret_sealed',
     ])
-    .select((eb) => eb(eb.ref('deliveries.lease_until'), '-', options.leaseMs).as('claimed_at'))
+    .select((eb) => eb(eb.ref('deliveries.lease_until'), '-', leaseMs).as('claimed_at'))
     .where('deliveries.id', 'in', picked)
-    .orderBy('deliveries.next_attempt_at')
+    .orderBy('deliveries.created_at')
     .orderBy('deliveries.id')
     .execute();
   return claimed.map((row) => ({

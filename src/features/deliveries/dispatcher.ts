@@ -1,11 +1,11 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { databaseNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
-import { recordOutcome } from './outcome.js';
+import { TickBatch } from '../../lib/tick-batch.js';
+import { recordOutcome, recordSuccesses, type Recorded, type RunOutcome } from './outcome.js';
 import { claimDue, type ClaimedDelivery } from './claim-repo.js';
 import * as repo from './repo.js';
-import { sendDelivery, type SendOutcome } from './send.js';
+import { sendDelivery } from './send.js';
 
 /** The wake that producers of deliveries send after their commit (the job queue's channel carries it). */
 export const DELIVERIES_WAKE = 'deliveries';
@@ -29,6 +29,22 @@ export interface DispatcherOptions {
   pauses?: DispatchPauses;
 }
 
+/** A request slot of the dispatcher: the delivery it is sending now (a success may hand it on). */
+interface Slot {
+  delivery: ClaimedDelivery;
+  /** Times a success handed it on since it was claimed. */
+  handedOn: number;
+}
+
+/**
+ * A slot is handed on this many times at most, then offered to every dispatcher: so one worker process does
+ * not keep a busy webhook's slots for as long as its work lasts, and the others get their share.
+ */
+const HAND_OVERS_PER_SLOT = 16;
+
+/** New work waits at most this long for a claim while requests are out (see `newWork`). */
+const NEW_WORK_COALESCE_MS = 5;
+
 /** An outcome that could not be written is tried again this often before the lease is left to run out. */
 const RECORD_TRIES = 3;
 
@@ -38,7 +54,7 @@ const RECORD_TRIES = 3;
  * delivery is sent at once (nothing waits inside a lease) and its outcome recorded, fenced by its claim.
  */
 export class Dispatcher {
-  private readonly inFlight = new Map<string, { delivery: ClaimedDelivery; done: Promise<void> }>();
+  private readonly inFlight = new Map<Slot, { slot: Slot; done: Promise<unknown> }>();
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -46,6 +62,15 @@ export class Dispatcher {
   private pollTimer: NodeJS.Timeout | undefined;
   private stopWake: (() => void) | undefined;
   private stopped: Promise<void> | undefined;
+  private newWorkTimer: NodeJS.Timeout | undefined;
+  /** One batch of successes at a time, taking every success that came while the last one was written. */
+  private readonly successes = new TickBatch<RunOutcome, Recorded>(
+    (outcomes) => this.recordSuccesses(outcomes),
+    {
+      oneAtATime: true,
+      maxItems: 64,
+    },
+  );
 
   constructor(
     private readonly ctx: AppContext,
@@ -59,7 +84,7 @@ export class Dispatcher {
 
   start(): void {
     this.stopWake = this.ctx.jobs.onWake((kind) => {
-      if (kind === DELIVERIES_WAKE) this.wake();
+      if (kind === DELIVERIES_WAKE) this.newWork();
     });
     // The safety net under the wakes: a retry time that came, a dead process's lease run out.
     this.pollTimer = setInterval(() => this.wake(), this.ctx.config.jobPollIntervalMs);
@@ -71,6 +96,20 @@ export class Dispatcher {
     this.wakeUp?.();
   }
 
+  /**
+   * New deliveries were committed. Idle, the dispatcher claims at once; with requests out, the claim that
+   * their next outcome makes takes the new work too, and a claim of its own comes within
+   * NEW_WORK_COALESCE_MS at the latest (the new work may be for a webhook with free slots). Under load this
+   * spares a claim for every commit, most of which would find the webhooks' slots all taken.
+   */
+  private newWork(): void {
+    if (this.inFlight.size === 0) return this.wake();
+    this.newWorkTimer ??= setTimeout(() => {
+      this.newWorkTimer = undefined;
+      this.wake();
+    }, NEW_WORK_COALESCE_MS);
+  }
+
   /** Stops claiming; runs still out get until the deadline, then their leases go back (due at once). */
   stop(timeoutMs: number): Promise<void> {
     this.stopped ??= this.shutdown(timeoutMs);
@@ -80,6 +119,7 @@ export class Dispatcher {
   private async shutdown(timeoutMs: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.pollTimer);
+    clearTimeout(this.newWorkTimer);
     this.stopWake?.();
     this.wakeUp?.();
     await this.loop;
@@ -87,7 +127,7 @@ export class Dispatcher {
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([Promise.all([...this.inFlight.values()].map((run) => run.done)), deadline]);
     clearTimeout(timer);
-    const left = [...this.inFlight.values()].map((run) => run.delivery);
+    const left = [...this.inFlight.values()].map((run) => run.slot.delivery);
     if (left.length > 0) {
       await repo.releaseLeases(this.ctx.db, left);
       this.ctx.logger.warn({ released: left.length }, 'delivery leases given back');
@@ -103,6 +143,9 @@ export class Dispatcher {
         continue;
       }
       this.wakeRequested = false;
+      // This claim takes whatever new work waited for one.
+      clearTimeout(this.newWorkTimer);
+      this.newWorkTimer = undefined;
       const claimed = await this.claim(free);
       for (const delivery of claimed) this.launch(delivery);
       // A full batch may have left more behind: look again at once.
@@ -116,8 +159,8 @@ export class Dispatcher {
     for (;;) {
       const claimed = await this.claim(this.options.concurrency);
       if (claimed.length === 0) return total;
-      total += claimed.length;
-      await Promise.all(claimed.map((delivery) => this.deliver(delivery)));
+      const slots = await Promise.all(claimed.map((delivery) => this.runSlot({ delivery, handedOn: 0 })));
+      total += slots.reduce((sum, slot) => sum + slot.sent, 0);
     }
   }
 
@@ -126,7 +169,7 @@ export class Dispatcher {
     try {
       const claim = await transaction(ctx.db, (trx) =>
         claimDue(trx, {
-          now: databaseNow(trx, ctx.clock),
+          clock: ctx.clock,
           leaseMs: this.leaseMs,
           limit,
           perWebhook: ctx.config.deliveryConcurrencyPerWebhook,
@@ -150,33 +193,76 @@ export class Dispatcher {
   }
 
   private launch(delivery: ClaimedDelivery): void {
-    const done = this.deliver(delivery).finally(() => {
-      this.inFlight.delete(delivery.id);
-      // A slot is free, and the outcome may have opened or closed a gate: look again.
-      this.wake();
-    });
-    this.inFlight.set(delivery.id, { delivery, done });
+    const slot: Slot = { delivery, handedOn: 0 };
+    const done = this.runSlot(slot).then(
+      ({ passedOn }) => this.freed(slot, passedOn),
+      () => this.freed(slot, false),
+    );
+    this.inFlight.set(slot, { slot, done });
   }
 
-  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+  /**
+   * A slot is free, and the outcome may have opened or closed a gate: look again. A slot that was handed
+   * on as often as it may be is offered to every dispatcher instead (the wake every process hears), so the
+   * webhooks' work is shared among the worker processes; this one, busy, claims after its new-work wait.
+   */
+  private freed(slot: Slot, passedOn: boolean): void {
+    this.inFlight.delete(slot);
+    if (!passedOn) return this.wake();
+    this.ctx.jobs.wakeAfterCommit(this.ctx.db, DELIVERIES_WAKE).catch((error: unknown) => {
+      this.ctx.logger.warn({ err: error }, 'announcing a free delivery slot failed');
+      this.wake();
+    });
+  }
+
+  /**
+   * One slot: its claimed delivery sent and recorded, then each delivery a success hands the slot to, until
+   * none is or it was handed on HAND_OVERS_PER_SLOT times (`passedOn`). Returns how many were sent.
+   */
+  private async runSlot(slot: Slot): Promise<{ sent: number; passedOn: boolean }> {
+    let sent = 0;
+    for (;;) {
+      sent += 1;
+      const mayHandOn = slot.handedOn < HAND_OVERS_PER_SLOT;
+      const next = await this.deliver(slot.delivery, mayHandOn);
+      if (next === undefined) return { sent, passedOn: !mayHandOn };
+      if (this.stopping) {
+        await repo.releaseLeases(this.ctx.db, [next]);
+        return { sent, passedOn: false };
+      }
+      slot.delivery = next;
+      slot.handedOn += 1;
+    }
+  }
+
+  /**
+   * Sends one delivery and records the outcome; returns the delivery its success handed the slot to (only
+   * when `mayHandOn`).
+   */
+  private async deliver(delivery: ClaimedDelivery, mayHandOn: boolean): Promise<ClaimedDelivery | undefined> {
     const { ctx } = this;
     const sent = await sendDelivery(ctx, delivery);
     ctx.alertMetrics.deliveryAttempt(sent.attempt.failure ?? 'success');
-    const recorded = await this.record(delivery, sent);
+    const { recorded, next } = await this.record({ delivery, sent, mayHandOn });
     if (recorded) ctx.logger.debug({ delivery: delivery.id, ok: sent.ok }, 'delivery recorded');
     if (recorded && sent.ok) {
       ctx.alertMetrics.delivered((sent.attempt.at + sent.attempt.durationMs - delivery.occurred_at) / 1000);
     }
+    return next;
   }
 
-  private async record(delivery: ClaimedDelivery, sent: SendOutcome): Promise<boolean> {
+  private async record(outcome: RunOutcome): Promise<Recorded> {
+    const { delivery, sent } = outcome;
     const { pauses } = this.options;
     const pause =
       pauses?.inOutcome === undefined ? undefined : (trx: Executor) => pauses.inOutcome!(delivery, trx);
     for (let tries = 1; ; tries += 1) {
       try {
-        const recorded = await recordOutcome(this.ctx, delivery, sent, pause);
-        if (!recorded) {
+        const recorded =
+          sent.ok && delivery.consecutive_failures === 0
+            ? await this.successes.add(outcome)
+            : await recordOutcome(this.ctx, outcome, pause);
+        if (!recorded.recorded) {
           this.ctx.logger.info(
             { delivery: delivery.id, attempt: delivery.attempts },
             'delivery outcome not recorded: the delivery was taken over or removed meanwhile',
@@ -187,9 +273,23 @@ export class Dispatcher {
         if (tries === RECORD_TRIES) {
           // Its lease runs out and the delivery is sent again: at least once, never lost.
           this.ctx.logger.error({ err: error, delivery: delivery.id }, 'recording a delivery outcome failed');
-          return false;
+          return { recorded: false };
         }
       }
     }
+  }
+
+  /**
+   * The successes of a moment, recorded together. Their slots are handed on only while the dispatcher has
+   * slots to spare for other webhooks: when every one is taken, they go back to the claim, which serves the
+   * longest-waiting webhook first.
+   */
+  private recordSuccesses(outcomes: RunOutcome[]): Promise<Recorded[]> {
+    const spare = !this.stopping && this.inFlight.size < this.options.concurrency;
+    return recordSuccesses(
+      this.ctx,
+      outcomes,
+      spare ? { clock: this.ctx.clock, leaseMs: this.leaseMs } : undefined,
+    );
   }
 }

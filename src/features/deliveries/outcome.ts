@@ -4,7 +4,7 @@ import { databaseNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { lockUser, touchSubscriptions } from '../users/repo.js';
 import { nextVersion } from '../webhooks/repo.js';
-import type { ClaimedDelivery } from './claim-repo.js';
+import { handOver, type ClaimedDelivery, type HandOverOptions } from './claim-repo.js';
 import * as repo from './repo.js';
 import { parseRetryAfter, webhookRetryDelay } from './schedule.js';
 import type { SendOutcome } from './send.js';
@@ -12,46 +12,113 @@ import type { SendOutcome } from './send.js';
 /** The 10th consecutive failed request disables the webhook (docs/rules/webhooks.md#retries). */
 export const FAILURES_TO_DISABLE = 10;
 
+/** What recording an outcome came to: whether it was recorded, and the delivery handed its slot, if any. */
+export interface Recorded {
+  recorded: boolean;
+  next?: ClaimedDelivery;
+}
+
+/** A run's request and what it came to. */
+export interface RunOutcome {
+  delivery: ClaimedDelivery;
+  sent: SendOutcome;
+  /** Whether its success may hand its slot on (see recordSuccesses). */
+  mayHandOn?: boolean;
+}
+
 /**
- * Records what a run's request came to. Every write is fenced by the run's claim: a run that no longer
- * holds its delivery's latest claim (its lease ran out and another run took it, it was given back, or the
- * webhook was deleted with its deliveries) records nothing. Returns whether it was recorded.
- *
- * Locks are taken in one order everywhere: the owner's row, the webhook's, then its deliveries
- * (docs/deliveries.md#locks). A success shares a transaction with others (group commit, a savepoint each)
- * and touches its webhook only when it ends a failing streak. A failure, which may disable the webhook and
- * so touch its owner's row, has a transaction of its own.
+ * Every write of an outcome is fenced by the run's claim: a run that no longer holds its delivery's latest
+ * claim (its lease ran out and another run took it, it was given back, or the webhook was deleted with its
+ * deliveries) records nothing. Locks are taken in one order everywhere: the owner's row, the webhook's,
+ * then its deliveries (docs/deliveries.md#locks).
  */
-export function recordOutcome(
+
+/**
+ * The successes of a moment, recorded in one transaction: each row on its own (one that is fenced out is
+ * simply left, and sinks none of the others), the attempts and the notifications in one statement each.
+ * None of them locks its webhook or can change whether it is enabled. With `handOverOptions`, each that
+ * `mayHandOn` passes its slot to its webhook's next due delivery (claim-repo.ts `handOver`). One result per
+ * outcome, in order. Successes that end a failing streak (a probe's) go by `recordOutcome`.
+ */
+export async function recordSuccesses(
   ctx: AppContext,
-  delivery: ClaimedDelivery,
-  sent: SendOutcome,
-  pause?: (trx: Executor) => Promise<void>,
-): Promise<boolean> {
-  if (sent.ok) return ctx.commits.run((trx) => recordSuccess(ctx, trx, delivery, sent));
+  outcomes: readonly RunOutcome[],
+  handOverOptions?: HandOverOptions,
+): Promise<Recorded[]> {
   return transaction(ctx.db, async (trx) => {
+    const rows = await repo.endLeasesDelivered(
+      trx,
+      outcomes.map(({ delivery, sent }) => ({
+        id: delivery.id,
+        attempts: delivery.attempts,
+        attempt: sent.attempt,
+      })),
+    );
+    const byId = new Map(outcomes.map((outcome) => [outcome.delivery.id, outcome]));
+    const ended = rows.map((row) => ({ outcome: byId.get(row.id)!, notificationId: row.notification_id }));
+    await repo.insertAttempts(
+      trx,
+      ended.map((entry) => entry.outcome.sent.attempt),
+    );
+    await repo.setNotificationsStatus(
+      trx,
+      ended.map((entry) => entry.notificationId),
+      'delivered',
+    );
+    ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, ended.length);
+    const successors =
+      handOverOptions === undefined
+        ? new Map<string, ClaimedDelivery[]>()
+        : await handOver(
+            trx,
+            ended
+              .filter((entry) => entry.outcome.mayHandOn === true)
+              .map((entry) => entry.outcome.delivery.webhook_id),
+            handOverOptions,
+          );
+    const recorded = new Set(ended.map((entry) => entry.outcome));
+    return outcomes.map((outcome): Recorded => {
+      if (!recorded.has(outcome)) return { recorded: false };
+      const next =
+        outcome.mayHandOn === true ? successors.get(outcome.delivery.webhook_id)?.shift() : undefined;
+      return next === undefined ? { recorded: true } : { recorded: true, next };
+    });
+  });
+}
+
+/**
+ * A failure, or a probe's success, each in a transaction of its own: both lock the webhook before reading
+ * it (a failure may disable it, and so touch its owner's row, locked first; a probe's success opens its
+ * gate for everything waiting).
+ */
+export async function recordOutcome(
+  ctx: AppContext,
+  { delivery, sent }: RunOutcome,
+  pause?: (trx: Executor) => Promise<void>,
+): Promise<Recorded> {
+  const recorded = await transaction(ctx.db, async (trx) => {
+    if (sent.ok) return recordProbeSuccess(ctx, trx, delivery, sent);
     await lockUser(trx, delivery.user_id);
     const webhook = await repo.lockWebhook(trx, delivery.webhook_id);
     await pause?.(trx);
     if (webhook === undefined) return false;
     return recordFailure(ctx, trx, delivery, webhook, sent);
   });
+  return { recorded };
 }
 
-async function recordSuccess(
+async function recordProbeSuccess(
   ctx: AppContext,
   trx: Executor,
   delivery: ClaimedDelivery,
   sent: SendOutcome,
 ): Promise<boolean> {
-  // The probe of a failing webhook: its success opens the gate for everything waiting.
-  const probe = delivery.consecutive_failures > 0;
-  if (probe) await repo.lockWebhook(trx, delivery.webhook_id);
+  await repo.lockWebhook(trx, delivery.webhook_id);
   const ended = await repo.endLease(trx, delivery, { status: 'delivered', attempt: sent.attempt });
   if (ended === undefined) return false;
-  await repo.insertAttempt(trx, sent.attempt);
+  await repo.insertAttempts(trx, [sent.attempt]);
   await repo.setNotificationStatus(trx, ended.notification_id, 'delivered');
-  if (probe) await repo.clearFailures(trx, delivery.webhook_id);
+  await repo.clearFailures(trx, delivery.webhook_id);
   ctx.alertMetrics.notificationsEntered(trx, 'delivered', null);
   return true;
 }
@@ -93,7 +160,7 @@ async function recordFailure(
     attempt: sent.attempt,
   });
   if (ended === undefined) return false;
-  await repo.insertAttempt(trx, sent.attempt);
+  await repo.insertAttempts(trx, [sent.attempt]);
   await repo.setNotificationStatus(trx, ended.notification_id, ended.status);
   if (disable) await disableWebhook(ctx, trx, webhook, gone ? 'gone' : 'failing', failures);
   else if (!waits) ctx.alertMetrics.notificationsEntered(trx, 'held', null);

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
@@ -78,20 +78,61 @@ export async function endLease(
     .executeTakeFirst();
 }
 
-export async function insertAttempt(db: Executor, attempt: AttemptRecord): Promise<void> {
+/**
+ * Ends the leases of runs whose requests were answered 2xx, each fenced by its own claim, in one statement
+ * (the same SQL on both databases: a VALUES list named by position, its values cast); returns the
+ * delivery and notification of each run that still held its claim. The others are left as they are.
+ */
+export async function endLeasesDelivered(
+  trx: Executor,
+  runs: readonly (RunFence & { attempt: AttemptRecord })[],
+): Promise<{ id: string; notification_id: string }[]> {
+  if (runs.length === 0) return [];
+  const bigint = (value: number | null) => sql`cast(${value} as bigint)`;
+  const values = sql.join(
+    runs.map(
+      (run) =>
+        sql`(${run.id}, ${bigint(run.attempts)}, ${bigint(run.attempt.at)}, ${bigint(run.attempt.statusCode)}, ${bigint(run.attempt.at + run.attempt.durationMs)})`,
+    ),
+  );
+  const { rows } = await sql<{ id: string; notification_id: string }>`
+    update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
+      next_attempt_at = null, last_error = null, last_attempt_at = v.column3,
+      last_status_code = v.column4, delivered_at = v.column5
+    from (values ${values}) as v
+    where deliveries.id = v.column1 and deliveries.attempts = v.column2 and deliveries.lease_until is not null
+    returning deliveries.id, deliveries.notification_id`.execute(trx);
+  return rows;
+}
+
+export async function insertAttempts(db: Executor, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
   await db
     .insertInto('delivery_attempts')
-    .values({
-      id: attempt.id,
-      delivery_id: attempt.deliveryId,
-      at: attempt.at,
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      failure: attempt.failure,
-      error: attempt.error,
-      response: attempt.response,
-    })
+    .values(
+      attempts.map((attempt) => ({
+        id: attempt.id,
+        delivery_id: attempt.deliveryId,
+        at: attempt.at,
+        duration_ms: attempt.durationMs,
+        status_code: attempt.statusCode,
+        failure: attempt.failure,
+        error: attempt.error,
+        response: attempt.response,
+      })),
+    )
     .execute();
+}
+
+export async function setNotificationsStatus(
+  db: Executor,
+  notificationIds: readonly string[],
+  status: DeliveryStatus,
+): Promise<void> {
+  for (let start = 0; start < notificationIds.length; start += CHUNK) {
+    const chunk = notificationIds.slice(start, start + CHUNK);
+    await db.updateTable('notifications').set({ status }).where('id', 'in', chunk).execute();
+  }
 }
 
 export async function setNotificationStatus(
@@ -102,11 +143,55 @@ export async function setNotificationStatus(
   await db.updateTable('notifications').set({ status }).where('id', '=', notificationId).execute();
 }
 
+/** A delivery to be made, before its webhook decides its status. */
+export interface NewDelivery {
+  id: string;
+  notificationId: string;
+  webhookId: string;
+  createdAt: number;
+}
+
 /**
- * The webhook a producer is about to make a delivery for, read with the lock its delivery's foreign key
- * takes anyway (PostgreSQL: FOR KEY SHARE): only a delete waits for it, and once a delete has committed
- * the webhook is not found, so no delivery is made for a webhook that is gone. Whether it is enabled is
- * read, not held: a change racing the producer is put right by the next claim. See docs/deliveries.md#locks.
+ * Makes a delivery as its webhook is now, in one statement that reads the webhook with the lock its foreign
+ * key takes anyway (PostgreSQL: FOR KEY SHARE): pending and due at `now` when the webhook is enabled, held
+ * when not. Only a delete waits for that lock or holds it off, and a webhook deleted before the statement
+ * ran gives no row: then nothing is made and undefined is returned. A change of the webhook's state racing
+ * this transaction is put right by the next claim (docs/deliveries.md#locks).
+ */
+export async function insertDelivery(
+  trx: Executor,
+  delivery: NewDelivery,
+  now: RawBuilder<number>,
+): Promise<'pending' | 'held' | undefined> {
+  const enabled = (eb: ExpressionBuilder<Database, 'webhooks'>) => eb('webhooks.is_enabled', '=', 1);
+  const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
+  const row = await trx
+    .insertInto('deliveries')
+    .columns(['id', 'notification_id', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'created_at'])
+    .expression((eb) => {
+      let webhook = eb
+        .selectFrom('webhooks')
+        .select((inner) => [
+          sql<string>`cast(${delivery.id} as text)`.as('id'),
+          sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
+          'webhooks.id as webhook_id',
+          inner.case().when(enabled(inner)).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
+          sql.lit(0).as('attempts'),
+          inner.case().when(enabled(inner)).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
+          bigint(delivery.createdAt).as('created_at'),
+        ])
+        .where('webhooks.id', '=', delivery.webhookId);
+      if (isPostgres(trx)) webhook = webhook.forKeyShare();
+      return webhook;
+    })
+    .returning('status')
+    .executeTakeFirst();
+  return row?.status as 'pending' | 'held' | undefined;
+}
+
+/**
+ * Whether a webhook is enabled now, read with the lock its deliveries' foreign key takes (PostgreSQL: FOR
+ * KEY SHARE, which only a delete waits for): a disable racing the reader is put right by the next claim.
  */
 export async function readWebhookForDelivery(
   trx: Executor,
@@ -273,7 +358,7 @@ export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Pr
 }
 
 /** A delivery under no live lease: no request for it is in flight. */
-export function notInFlight(eb: DeliveryScope, now: RawBuilder<number>) {
+export function notInFlight(eb: ExpressionBuilder<Database, 'deliveries'>, now: RawBuilder<number>) {
   return eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<=', now)]);
 }
 

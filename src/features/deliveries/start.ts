@@ -6,37 +6,26 @@ import * as repo from './repo.js';
 
 /**
  * A notification's delivery to a webhook, in the notification's transaction: pending (due now) when the
- * webhook was read enabled, held (sent once it is verified again) when not. Should its state change before
- * this commits, the next claim puts the delivery right (docs/deliveries.md#locks).
+ * webhook is enabled, held (sent once it is verified again) when not, as one statement reads it
+ * (repo.insertDelivery). Returns the status, or undefined when the webhook was deleted meanwhile (with the
+ * alert behind the notification): then no delivery is made.
  */
 export async function startDelivery(
   ctx: AppContext,
   trx: Executor,
   notificationId: string,
   webhookId: string,
-  status: 'pending' | 'held',
   now: number,
-): Promise<void> {
-  await trx
-    .insertInto('deliveries')
-    .values({
-      id: newId(now),
-      notification_id: notificationId,
-      webhook_id: webhookId,
-      status,
-      attempts: 0,
-      last_attempt_at: null,
-      // Due at once on the queue's clock (the database's on PostgreSQL), whatever clock dated the change.
-      next_attempt_at: status === 'pending' ? ctx.jobs.now(trx) : null,
-      lease_until: null,
-      last_status_code: null,
-      last_error: null,
-      created_at: now,
-      delivered_at: null,
-    })
-    .execute();
+): Promise<'pending' | 'held' | undefined> {
+  const status = await repo.insertDelivery(
+    trx,
+    { id: newId(now), notificationId, webhookId, createdAt: now },
+    // Due at once on the queue's clock (the database's on PostgreSQL), whatever clock dated the change.
+    ctx.jobs.now(trx),
+  );
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
-  await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
+  if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
+  return status;
 }
 
 /**

@@ -3,13 +3,14 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
-import { readWebhookForDelivery } from '../deliveries/repo.js';
+import { setNotificationStatus } from '../deliveries/repo.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
 import {
+  deleteNotification,
   insertNotification,
   nodeName,
   setHeldBackStatus,
@@ -73,34 +74,40 @@ export async function suppressionOf(
   return undefined;
 }
 
-/**
- * Where a notification that goes out is sent: by e-mail, or to its webhook as it is now (read as its
- * delivery is made, see readWebhookForDelivery); `gone` when the webhook was deleted meanwhile, with the
- * alert: then nothing is sent.
- */
-type Destination = { email: true } | { webhookId: string; enabled: boolean } | 'gone';
+type Webhook = { id: string; is_enabled: number };
 
-async function destinationOf(trx: Executor, alert: WatchingAlert): Promise<Destination> {
-  if (alert.channel_type !== 'webhook' || alert.webhook_id === null) return { email: true };
-  const webhook = await readWebhookForDelivery(trx, alert.webhook_id);
-  return webhook === undefined ? 'gone' : { webhookId: alert.webhook_id, enabled: webhook.is_enabled === 1 };
+function webhookOf(alert: WatchingAlert): Webhook | undefined {
+  return alert.channel_type === 'webhook' && alert.webhook_id !== null
+    ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
+    : undefined;
 }
 
 /** The status a notification that goes out starts with: held while its webhook is disabled. */
-function sendingStatus(destination: Exclude<Destination, 'gone'>): 'pending' | 'held' {
-  return 'webhookId' in destination && !destination.enabled ? 'held' : 'pending';
+function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
+  return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
 }
 
-/** Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a digest). */
+/**
+ * Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a
+ * digest). The delivery reads its webhook again as it is made: a notification whose webhook changed state
+ * since the alert was read follows the delivery, and one whose webhook was deleted meanwhile (with its
+ * alert) is removed. Returns the notification's status, or undefined when it was removed.
+ */
 async function dispatch(
   ctx: AppContext,
   trx: Executor,
-  notification: { id: string; user_id: string; payload: string },
-  destination: Exclude<Destination, 'gone'>,
+  notification: { id: string; user_id: string; payload: string; status: string },
+  webhook: Webhook | undefined,
   now: number,
-): Promise<void> {
-  if (!('webhookId' in destination)) return sendByEmail(ctx, trx, notification);
-  await startDelivery(ctx, trx, notification.id, destination.webhookId, sendingStatus(destination), now);
+): Promise<string | undefined> {
+  if (webhook === undefined) {
+    await sendByEmail(ctx, trx, notification);
+    return notification.status;
+  }
+  const status = await startDelivery(ctx, trx, notification.id, webhook.id, now);
+  if (status === undefined) await deleteNotification(trx, notification.id);
+  else if (status !== notification.status) await setNotificationStatus(trx, notification.id, status);
+  return status;
 }
 
 /**
@@ -118,9 +125,8 @@ export async function createNotification(
 ): Promise<void> {
   const now = ctx.clock.now();
   const facts = await factsOf(ctx, trx, event, known);
+  const webhook = webhookOf(alert);
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
-  const destination = await destinationOf(trx, alert);
-  if (destination === 'gone') return;
   const row = {
     id: newId(now),
     user_id: alert.user_id,
@@ -134,7 +140,7 @@ export async function createNotification(
     channel_type: alert.channel_type,
     webhook_id: alert.webhook_id,
     email_id: null,
-    status: suppressed === undefined ? sendingStatus(destination) : ('suppressed' as const),
+    status: suppressed === undefined ? sendingStatus(webhook) : ('suppressed' as const),
     reason: suppressed?.reason ?? null,
     silence_id: suppressed?.silenceId ?? null,
     digest_id: null,
@@ -143,8 +149,8 @@ export async function createNotification(
     created_at: now,
   };
   if (!(await insertNotification(trx, row))) return;
-  ctx.alertMetrics.notificationsEntered(trx, row.status, row.reason);
-  if (suppressed === undefined) await dispatch(ctx, trx, row, destination, now);
+  const status = suppressed === undefined ? await dispatch(ctx, trx, row, webhook, now) : row.status;
+  if (status !== undefined) ctx.alertMetrics.notificationsEntered(trx, status, row.reason);
 }
 
 /**
@@ -160,15 +166,17 @@ export async function sendHeldBack(
   event: EventRow,
 ): Promise<boolean> {
   const now = ctx.clock.now();
-  const destination = await destinationOf(trx, alert);
-  if (destination === 'gone') return false;
+  const webhook = webhookOf(alert);
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
-  const status = suppressed === undefined ? sendingStatus(destination) : 'suppressed';
+  const status = suppressed === undefined ? sendingStatus(webhook) : 'suppressed';
   const reason = suppressed?.reason ?? null;
   // A later window takes it over; otherwise the record of the window it waited in stays.
   await setHeldBackStatus(trx, notification.id, status, reason, suppressed?.silenceId ?? null);
-  ctx.alertMetrics.notificationsEntered(trx, status, reason);
-  if (suppressed !== undefined) return false;
-  await dispatch(ctx, trx, notification, destination, now);
-  return true;
+  if (suppressed !== undefined) {
+    ctx.alertMetrics.notificationsEntered(trx, status, reason);
+    return false;
+  }
+  const sent = await dispatch(ctx, trx, { ...notification, status }, webhook, now);
+  if (sent !== undefined) ctx.alertMetrics.notificationsEntered(trx, sent, reason);
+  return sent !== undefined;
 }

@@ -22,7 +22,10 @@ export type WatchingAlert = Pick<
   | 'scope_tunnel_id'
   | 'scope_service_id'
   | 'suppress_when_node_unreachable'
->;
+> & {
+  /** Its webhook's is_enabled (null for e-mail alerts), read with the alert. */
+  webhook_enabled: number | null;
+};
 
 const ALERT_COLUMNS = [
   'alerts.id',
@@ -39,10 +42,14 @@ const ALERT_COLUMNS = [
   'alerts.scope_tunnel_id',
   'alerts.scope_service_id',
   'alerts.suppress_when_node_unreachable',
+  'webhooks.is_enabled as webhook_enabled',
 ] as const;
 
 function watchingAlerts(db: Executor) {
-  return db.selectFrom('alerts').select(ALERT_COLUMNS);
+  return db
+    .selectFrom('alerts')
+    .leftJoin('webhooks', 'webhooks.id', 'alerts.webhook_id')
+    .select(ALERT_COLUMNS);
 }
 
 /**
@@ -188,4 +195,9 @@ export async function setHeldBackStatus(
     .set({ status, reason, ...(silenceId === null ? {} : { silence_id: silenceId }) })
     .where('id', '=', id)
     .execute();
+}
+
+/** Removes a notification made in this transaction that turned out to have nowhere to go. */
+export async function deleteNotification(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('notifications').where('id', '=', id).execute();
 }
