@@ -17,6 +17,7 @@ import * as emailDigests from './migrations/0014_email_digests.js';
 import * as pendingDeliveriesIndex from './migrations/0015_pending_deliveries_index.js';
 import * as jobsDueIndexById from './migrations/0016_jobs_due_index_by_id.js';
 import * as deliveryQueue from './migrations/0017_delivery_queue.js';
+import * as deliveryClaimIndexes from './migrations/0018_delivery_claim_indexes.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015_pending_deliveries_index': pendingDeliveriesIndex,
   '0016_jobs_due_index_by_id': jobsDueIndexById,
   '0017_delivery_queue': deliveryQueue,
+  '0018_delivery_claim_indexes': deliveryClaimIndexes,
 };
 
 export interface MigrationReport {

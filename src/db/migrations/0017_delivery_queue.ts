@@ -13,20 +13,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable('deliveries')
     .addColumn('retry_requested', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  // A claim reads a webhook's pending deliveries oldest first along deliveries_webhook_idx (webhook_id,
-  // status, created_at) of 0011. It counts the requests in flight per webhook from leased rows alone.
+  await db.schema
+    .createIndex('deliveries_due_idx')
+    .on('deliveries')
+    .columns(['status', 'next_attempt_at', 'webhook_id'])
+    .execute();
+  await db.schema
+    .createIndex('deliveries_webhook_due_idx')
+    .on('deliveries')
+    .columns(['webhook_id', 'status', 'next_attempt_at', 'id'])
+    .execute();
+  // The requests in flight per webhook are counted at every claim: only leased rows, never the history.
   await db.schema
     .createIndex('deliveries_leased_idx')
     .on('deliveries')
     .columns(['webhook_id', 'lease_until'])
     .where(sql.ref('lease_until'), 'is not', null)
-    .execute();
-  // The retries their owners asked for are few, and looked for at every claim of their webhook.
-  await db.schema
-    .createIndex('deliveries_asked_idx')
-    .on('deliveries')
-    .columns(['webhook_id', 'status', 'created_at', 'id'])
-    .where(sql.ref('retry_requested'), '=', sql.lit(1))
     .execute();
   await db.schema.alterTable('webhooks').dropColumn('probe_until').execute();
   // Pending deliveries left by the job kind that sent them before: their jobs go, the rows are the queue,
@@ -38,8 +40,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('webhooks').addColumn('probe_until', 'bigint').execute();
-  await db.schema.dropIndex('deliveries_asked_idx').execute();
   await db.schema.dropIndex('deliveries_leased_idx').execute();
+  await db.schema.dropIndex('deliveries_webhook_due_idx').execute();
+  await db.schema.dropIndex('deliveries_due_idx').execute();
   await db.schema.alterTable('deliveries').dropColumn('retry_requested').execute();
   await db.schema.alterTable('deliveries').dropColumn('lease_until').execute();
 }
