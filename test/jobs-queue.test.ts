@@ -2,11 +2,15 @@ import type { KyselyPlugin, Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Db } from '../src/db/types.js';
 import { PermanentJobFailure } from '../src/jobs/outcomes.js';
+import { inSavepoint, transaction } from '../src/db/transaction.js';
+import { listenForJobs } from '../src/jobs/listener.js';
 import { DEFAULT_MAX_ATTEMPTS, JobQueue } from '../src/jobs/queue.js';
 import type { JobHandler, Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
+  capturingLogger,
   deferred,
+  dialect,
   jobsOf,
   ManualClock,
   onlyJob,
@@ -107,6 +111,52 @@ describe('enqueue in the caller transaction', () => {
       ),
     ]);
     expect(ran).toHaveLength(before + 1);
+  });
+});
+
+describe('wakes', () => {
+  it("wakes this process's workers when its transaction commits, once: its own notification is not a second wake", async () => {
+    const queue = new JobQueue(db, systemClock);
+    const wakes: string[] = [];
+    queue.onWake((kind) => wakes.push(kind));
+    const listener =
+      dialect === 'postgres'
+        ? await listenForJobs(db, capturingLogger().logger, (message) => queue.heard(message))
+        : undefined;
+    try {
+      await transaction(db, async (trx) => {
+        await queue.enqueue(trx, 'test.echo', {});
+        await queue.enqueue(trx, 'test.echo', {});
+        expect(wakes).toEqual([]);
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(wakes).toEqual(['test.echo']);
+      if (listener !== undefined) {
+        // Another process's wake comes after the echo of ours (PostgreSQL delivers in commit order): once
+        // it is heard, the echo was heard too, and did not wake anyone.
+        await new JobQueue(db, systemClock).wakeAfterCommit(db, 'test.marker');
+        await waitFor('the other wake', async () => wakes.includes('test.marker'));
+        expect(wakes).toEqual(['test.echo', 'test.marker']);
+      }
+    } finally {
+      await listener?.close();
+      await db.deleteFrom('jobs').where('kind', '=', 'test.echo').execute();
+    }
+  });
+
+  it('still wakes when the part of the transaction that asked first was rolled back to its savepoint', async () => {
+    const queue = new JobQueue(db, systemClock);
+    const wakes: string[] = [];
+    queue.onWake((kind) => wakes.push(kind));
+    await transaction(db, async (trx) => {
+      const failing = inSavepoint(trx, async () => {
+        await queue.wakeAfterCommit(trx, 'test.undone');
+        throw new Error('the unit failed');
+      });
+      await expect(failing).rejects.toThrow('the unit failed');
+      await inSavepoint(trx, () => queue.wakeAfterCommit(trx, 'test.undone'));
+    });
+    expect(wakes).toEqual(['test.undone']);
   });
 });
 

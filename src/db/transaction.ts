@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import { isTransientConflict } from './connect.js';
 import type { Database, Db, Executor } from './types.js';
 
-const commitHooks = new WeakMap<Executor, (() => void)[]>();
+/** A hook to run after the commit; `key`, when given, names it so that a transaction registers it once. */
+interface CommitHook {
+  key?: string;
+  run: () => void;
+}
+
+const commitHooks = new WeakMap<Executor, CommitHook[]>();
 const hookLoggers = new WeakMap<Db, Logger>();
 
 /** Where a throwing `afterCommit` hook of this database's transactions is logged. */
@@ -29,7 +35,7 @@ export function conflictPause(): Promise<void> {
  */
 export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let tries = 1; ; tries += 1) {
-    const hooks: (() => void)[] = [];
+    const hooks: CommitHook[] = [];
     let result: T;
     try {
       result = await db.transaction().execute((trx) => {
@@ -43,7 +49,7 @@ export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) 
     }
     for (const hook of hooks) {
       try {
-        hook();
+        hook.run();
       } catch (error) {
         hookLoggers.get(db)?.error({ err: error }, 'an after-commit hook failed');
       }
@@ -59,24 +65,45 @@ export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) 
 export function afterCommit(db: Executor, hook: () => void): boolean {
   const hooks = commitHooks.get(db);
   if (hooks === undefined) return false;
-  hooks.push(hook);
+  hooks.push({ run: hook });
   return true;
 }
 
 /**
+ * `afterCommit` for a hook the transaction needs once: 'registered' when this call registered it,
+ * 'already' when a live part of the transaction did (one rolled back to its savepoint took its hook with
+ * it), 'unavailable' when `db` is not a transaction begun by `transaction()`.
+ */
+export function afterCommitOnce(
+  db: Executor,
+  key: string,
+  hook: () => void,
+): 'registered' | 'already' | 'unavailable' {
+  const hooks = commitHooks.get(db);
+  if (hooks === undefined) return 'unavailable';
+  if (hooks.some((registered) => registered.key === key)) return 'already';
+  hooks.push({ key, run: hook });
+  return 'registered';
+}
+
+/**
  * Runs `work` inside a savepoint of `trx`: if it throws, its writes and the hooks it registered are undone
- * and the transaction goes on without them. The savepoint is not released: a later one of the same name
- * hides it, a rollback goes to the newest, and the commit ends them all, so a round trip is spared.
+ * and the transaction goes on without them. The savepoint is released at once: each one left open makes
+ * every later write of the transaction slower (SQLite checks each page it writes against every open
+ * savepoint; PostgreSQL walks the open ones to tell its own rows).
  */
 export async function inSavepoint<T>(trx: Transaction<Database>, work: () => Promise<T>): Promise<T> {
   const hooks = commitHooks.get(trx);
   const registered = hooks?.length ?? 0;
   await sql`savepoint unit`.execute(trx);
+  let result: T;
   try {
-    return await work();
+    result = await work();
   } catch (error) {
     await sql`rollback to savepoint unit`.execute(trx);
     hooks?.splice(registered);
     throw error;
   }
+  await sql`release savepoint unit`.execute(trx);
+  return result;
 }

@@ -11,14 +11,14 @@ export interface JobListener {
 const RECONNECT_MS = 1_000;
 
 /**
- * PostgreSQL: LISTEN on the jobs channel over a connection of its own and call `onJobs(kind)` for each
- * notification from this schema (several schemas may share one server). A lost connection is opened
- * again; until then the workers' poll finds the jobs.
+ * PostgreSQL: LISTEN on the jobs channel over a connection of its own and call `onJobs` with each
+ * notification from this schema (several schemas may share one server), the schema taken off (see
+ * JobQueue.heard). A lost connection is opened again; until then the workers' poll finds the jobs.
  */
 export async function listenForJobs(
   db: Db,
   logger: Logger,
-  onJobs: (kind: string) => void,
+  onJobs: (message: string) => void,
 ): Promise<JobListener> {
   let client: pg.PoolClient | undefined;
   let closed = false;

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { isPostgres } from '../db/connect.js';
 import { databaseNow } from '../db/now.js';
+import { afterCommitOnce } from '../db/transaction.js';
 import type { Db, Executor } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -8,7 +10,7 @@ import * as repo from './repo.js';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-/** The PostgreSQL channel every enqueue notifies on commit; the payload is `<schema>:<kind>`. */
+/** The PostgreSQL channel every enqueue notifies on commit; the payload is `<schema>:<kind>[:<sender>]`. */
 export const JOBS_CHANNEL = 'edgewatch_jobs';
 
 export interface EnqueueOptions {
@@ -33,15 +35,14 @@ type WakeListener = (kind: string) => void;
 
 /**
  * The producing side of the one durable queue. Jobs are written in the caller's transaction, so a job
- * exists exactly when the change that caused it commits. Idle workers are woken after that commit:
- * on PostgreSQL by NOTIFY (delivered only on commit, to every process), on SQLite in process, right after
- * the current work yields — a claim waits for the single connection, so it runs after the commit.
+ * exists exactly when the change that caused it commits. Idle workers are woken after that commit: this
+ * process's by the commit, and on PostgreSQL every other process's by NOTIFY (delivered only on commit).
  */
 export class JobQueue {
   private readonly listeners = new Set<WakeListener>();
   private readonly postgres: boolean;
-  /** The kinds already woken by an open transaction, so that its units notify once. */
-  private readonly woken = new WeakMap<Executor, Set<string>>();
+  /** Names this process in its notifications (see `heard`). */
+  private readonly sender = randomBytes(6).toString('hex');
 
   constructor(
     db: Db,
@@ -131,17 +132,42 @@ export class JobQueue {
     for (const listener of this.listeners) listener(kind);
   }
 
-  /** Wakes the workers for `kind` once `db`'s transaction (if any) commits: every process's on PostgreSQL. */
+  /**
+   * A notification heard on the jobs channel, its schema taken off (`<kind>:<sender>`): wakes this
+   * process's workers, unless this process sent it and woke them itself on commit.
+   */
+  heard(message: string): void {
+    const at = message.indexOf(':');
+    if (at < 0) return this.wakeLocal(message);
+    if (message.slice(at + 1) !== this.sender) this.wakeLocal(message.slice(0, at));
+  }
+
+  /**
+   * Wakes the workers for `kind` once `db`'s transaction (if any) commits: this process's by the commit
+   * itself, every other's by NOTIFY (which PostgreSQL delivers on commit). A transaction wakes each kind once.
+   */
   async wakeAfterCommit(db: Executor, kind: string): Promise<void> {
-    if (this.postgres) {
-      if (db.isTransaction) {
-        const kinds = this.woken.get(db) ?? new Set<string>();
-        if (kinds.has(kind)) return;
-        this.woken.set(db, kinds.add(kind));
-      }
-      await sql`select pg_notify(${JOBS_CHANNEL}, current_schema() || ':' || ${kind})`.execute(db);
-    } else if (this.listeners.size > 0) {
-      setImmediate(() => this.wakeLocal(kind));
+    const wake = () => this.wakeLocal(kind);
+    if (!db.isTransaction) {
+      setImmediate(wake);
+      return this.notifyOthers(db, kind, true);
     }
+    const registered = afterCommitOnce(db, `wake:${kind}`, wake);
+    if (registered === 'already') return;
+    await this.notifyOthers(db, kind, registered === 'registered');
+  }
+
+  /**
+   * PostgreSQL: NOTIFY every process's workers; naming this process as the sender when it woke its own
+   * (see `heard`). SQLite has no other process: its workers are woken here unless they were already.
+   */
+  private async notifyOthers(db: Executor, kind: string, wokenHere: boolean): Promise<void> {
+    if (!this.postgres) {
+      // A claim waits for the one connection, so it comes after the caller's commit.
+      if (!wokenHere) setImmediate(() => this.wakeLocal(kind));
+      return;
+    }
+    const message = wokenHere ? `${kind}:${this.sender}` : kind;
+    await sql`select pg_notify(${JOBS_CHANNEL}, current_schema() || ':' || ${message})`.execute(db);
   }
 }

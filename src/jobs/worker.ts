@@ -177,7 +177,7 @@ export class Worker {
     );
     this.stopWake = queue.onWake((kind) => this.runners.get(kind)?.wake());
     if (isPostgres(db)) {
-      this.listener = await listenForJobs(db, this.options.logger, (kind) => queue.wakeLocal(kind));
+      this.listener = await listenForJobs(db, this.options.logger, (message) => queue.heard(message));
     }
     for (const runner of this.runners.values()) runner.start();
     this.polling = this.poll();

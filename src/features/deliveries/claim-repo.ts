@@ -297,31 +297,39 @@ function pick(
   return [...picked];
 }
 
-/** Leases the picked deliveries (`attempts + 1` is each run's fence) and reads what sending them needs. */
+/**
+ * Leases the picked deliveries (`attempts + 1` is each run's fence) and reads what sending them needs: one
+ * statement on PostgreSQL (the update as a WITH clause), two on SQLite, whose RETURNING cannot join.
+ */
 async function lease(
   trx: Executor,
   picked: string[],
   now: RawBuilder<number>,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  await trx
+  const update = trx
     .updateTable('deliveries')
     .set((eb) => ({
       lease_until: eb(now, '+', leaseMs),
       attempts: eb('attempts', '+', 1),
       retry_requested: 0,
     }))
-    .where('id', 'in', picked)
-    .execute();
-  const claimed = await trx
-    .selectFrom('deliveries')
-    .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .where('id', 'in', picked);
+  const postgres = isPostgres(trx);
+  if (!postgres) await update.execute();
+  const leased = postgres
+    ? trx.with('leased', () => update.returning(LEASED_COLUMNS)).selectFrom('leased')
+    : trx.selectFrom(
+        trx.selectFrom('deliveries').select(LEASED_COLUMNS).where('id', 'in', picked).as('leased'),
+      );
+  const claimed = await leased
+    .innerJoin('notifications', 'notifications.id', 'leased.notification_id')
+    .innerJoin('webhooks', 'webhooks.id', 'leased.webhook_id')
     .select([
-      'deliveries.id',
-      'deliveries.attempts',
-      'deliveries.notification_id',
-      'deliveries.webhook_id',
+      'leased.id',
+      'leased.attempts',
+      'leased.notification_id',
+      'leased.webhook_id',
       'webhooks.user_id',
       'webhooks.consecutive_failures',
       'notifications.payload',
@@ -330,10 +338,9 @@ async function lease(
       'webhooks.headers',
       'webhooks.secret_sealed',
     ])
-    .select((eb) => eb(eb.ref('deliveries.lease_until'), '-', leaseMs).as('claimed_at'))
-    .where('deliveries.id', 'in', picked)
-    .orderBy('deliveries.created_at')
-    .orderBy('deliveries.id')
+    .select((eb) => eb(eb.ref('leased.lease_until'), '-', leaseMs).as('claimed_at'))
+    .orderBy('leased.created_at')
+    .orderBy('leased.id')
     .execute();
   return claimed.map((row) => ({
     ...row,
@@ -343,3 +350,12 @@ async function lease(
     claimed_at: Number(row.claimed_at),
   }));
 }
+
+const LEASED_COLUMNS = [
+  'id',
+  'attempts',
+  'notification_id',
+  'webhook_id',
+  'lease_until',
+  'created_at',
+] as const;
