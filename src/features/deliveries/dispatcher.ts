@@ -42,8 +42,11 @@ interface Slot {
  */
 const HAND_OVERS_PER_SLOT = 16;
 
-/** New work waits at most this long for a claim while requests are out (see `newWork`). */
-const NEW_WORK_COALESCE_MS = 5;
+/**
+ * New work waits at most this long for a claim while requests are out (see `newWork`). Each claim reads every
+ * ready webhook's queue; under load, claims every few milliseconds cost PostgreSQL more than the deliveries.
+ */
+const NEW_WORK_COALESCE_MS = 25;
 
 /** An outcome that could not be written is tried again this often before the lease is left to run out. */
 const RECORD_TRIES = 3;
