@@ -57,7 +57,7 @@ const WEBHOOKS_PER_CLAIM = 50;
 /** A pending delivery due now and not in flight (its webhook's gate aside). */
 function dueNow(eb: ExpressionBuilder<Database, 'deliveries'>, now: RawBuilder<number>) {
   return eb.and([
-    eb('deliveries.status', '=', 'pending'),
+    eb('deliveries.status', '=', sql.lit('pending')),
     eb('deliveries.next_attempt_at', '<=', now),
     notInFlight(eb, now),
   ]);
@@ -122,7 +122,12 @@ async function lockWebhooksToServe(trx: Executor, options: Pick<ClaimOptions, 'c
   }));
 }
 
-/** The statement of `lockWebhooksToServe`, built and compiled once: its building costs more than its run. */
+/**
+ * The statement of `lockWebhooksToServe`, built and compiled once: its building costs more than its run. Its
+ * constants are literals, not bound values: PostgreSQL's generic plan for a prepared statement cannot tell a
+ * bound 'held' (rare) from 'delivered', and read every delivery of the webhook at each claim; SQLite plans a
+ * bound LIMIT a hundred times slower.
+ */
 const WEBHOOKS_TO_SERVE = new Prepared((trx: Executor, shape: { byDatabase: boolean }) => {
   const now = nowExpression(shape.byDatabase);
   type WebhookScope = ExpressionBuilder<Database, 'webhooks'>;
@@ -157,7 +162,7 @@ const WEBHOOKS_TO_SERVE = new Prepared((trx: Executor, shape: { byDatabase: bool
     eb.exists(
       deliveriesOf(eb)
         .select('deliveries.id')
-        .where('deliveries.status', '=', status)
+        .where('deliveries.status', '=', sql.lit(status))
         .where((inner) => (idle ? notInFlight(inner, now) : inner.lit(true))),
     );
   let query = trx
@@ -170,19 +175,18 @@ const WEBHOOKS_TO_SERVE = new Prepared((trx: Executor, shape: { byDatabase: bool
     .where((eb) =>
       eb.or([
         eb.and([
-          eb('is_enabled', '=', 1),
+          eb('is_enabled', '=', sql.lit(1)),
           // CASE, so that the cheap count of its leases is read first: a webhook whose slots are all taken,
           // the common case under load, is passed over without a look into its queue.
           eb.case().when(leased(eb), '<', slots(eb)).then(sendable(eb)).else(sql.lit(false)).end(),
         ]),
-        eb.and([eb('is_enabled', '=', 1), withStatus(eb, 'held', true)]),
-        eb.and([eb('is_enabled', '=', 0), withStatus(eb, 'pending', false)]),
+        eb.and([eb('is_enabled', '=', sql.lit(1)), withStatus(eb, 'held', true)]),
+        eb.and([eb('is_enabled', '=', sql.lit(0)), withStatus(eb, 'pending', false)]),
       ]),
     )
     // Repairs first (they have nothing sendable yet), then the longest-waiting.
     .orderBy((eb) => eb.fn.coalesce(firstDue(eb), eb.val(0)))
     .orderBy('id')
-    // Literal limits: SQLite plans a bound one far worse here (a hundred times slower).
     .limit(sql.lit(WEBHOOKS_PER_CLAIM));
   if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
   return query;
