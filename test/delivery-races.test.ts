@@ -17,6 +17,7 @@ import { aliveNode, until } from './support/fleet.js';
 import { dialect, startTestApp, type TestApp, type TestResponse } from './support/harness.js';
 import { deferred, type Deferred } from './support/jobs-fixture.js';
 import { scrape, valueOf } from './support/metrics.js';
+import { webhookNotification } from './support/notifications.js';
 import {
   correctEndpoint,
   enabledWebhook,
@@ -473,29 +474,27 @@ describe('a producer racing a change of its webhook', () => {
       const status = webhook?.is_enabled === 1 ? 'pending' : 'held';
       await trx
         .insertInto('notifications')
-        .values({
-          id: notificationId,
-          user_id: userId,
-          alert_id: newId(now),
-          alert_name: 'Raced',
-          event_id: newId(now),
-          type: 'NODE_STATE_CHANGE',
-          condition: 'UNREACHABLE',
-          org_id: orgId,
-          node_id: newId(now),
-          channel_type: 'webhook',
-          webhook_id: webhookId,
-          email_id: null,
-          status,
-          reason: null,
-          silence_id: null,
-          digest_id: null,
-          payload: '{}',
-          occurred_at: now,
-          created_at: now,
-        })
+        .values(
+          webhookNotification({
+            id: notificationId,
+            userId,
+            orgId,
+            webhookId,
+            status,
+            alertName: 'Raced',
+            now,
+          }),
+        )
         .execute();
-      expect(await startDelivery(t.ctx, trx, notificationId, webhookId, now)).toBe(status);
+      expect(
+        await startDelivery(
+          t.ctx,
+          trx,
+          { id: notificationId, payload: '{}', occurred_at: now },
+          webhookId,
+          now,
+        ),
+      ).toBe(status);
       await during();
     });
     const row = await t.ctx.db

@@ -58,6 +58,11 @@ export async function transaction<T>(db: Db, work: (trx: Transaction<Database>) 
   }
 }
 
+/** Whether `db` is a transaction begun by `transaction()`, whose callees can run hooks after its commit. */
+export function hasCommitHooks(db: Executor): boolean {
+  return commitHooks.has(db);
+}
+
 /**
  * Registers `hook` to run once `db`'s transaction has committed. False (and nothing registered) when `db` is
  * not a transaction begun by `transaction()`: the caller then does without.

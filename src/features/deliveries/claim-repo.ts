@@ -4,7 +4,7 @@ import { databaseNow, nowExpression, preparedNow } from '../../db/now.js';
 import { Prepared, slot } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Database, Executor } from '../../db/types.js';
-import { holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
+import { canTakeOneNow, holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
 
 /**
  * The claim: the one statement sequence that decides what is sent, in one short transaction. The webhooks
@@ -368,3 +368,41 @@ const LEASED_COLUMNS = [
   'lease_until',
   'created_at',
 ] as const;
+
+/** What sending a delivery needs of its webhook, read as `lockWebhookToStart` locks it. */
+export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'url' | 'headers' | 'secret_sealed'>;
+
+/**
+ * A delivery's claim where it is made (docs/deliveries.md#started-where-made), its first statement: in the
+ * producer's transaction, the webhook is locked as a claim locks it (PostgreSQL: FOR NO KEY UPDATE SKIP
+ * LOCKED), when it is enabled, not failing, past its retry time and, as far as this statement sees, able
+ * to take one more request now. `repo.insertDelivery` with a lease then
+ * counts its slots and leases the new delivery. Undefined when the webhook is in no state to start one now,
+ * or a claim or another producer holds it: the delivery is then made as usual, for the dispatcher.
+ */
+export async function lockWebhookToStart(
+  trx: Executor,
+  webhookId: string,
+  options: Pick<ClaimOptions, 'clock' | 'perWebhook'>,
+): Promise<WebhookToStart | undefined> {
+  const { byDatabase, now } = preparedNow(trx, options.clock);
+  const values = { now, webhookId, perWebhook: options.perWebhook };
+  const [row] = await WEBHOOK_TO_START.execute(trx, { byDatabase }, values);
+  return row;
+}
+
+const WEBHOOK_TO_START = new Prepared((trx: Executor, shape: { byDatabase: boolean }) => {
+  const now = nowExpression(shape.byDatabase);
+  let query = trx
+    .selectFrom('webhooks')
+    .select(['user_id', 'url', 'headers', 'secret_sealed'])
+    .where('id', '=', slot<string>('webhookId'))
+    .where('is_enabled', '=', sql.lit(1))
+    .where('consecutive_failures', '=', sql.lit(0))
+    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]))
+    // A first look, as the claim's: a webhook with a queue or no free slot is not locked, so producers
+    // under load do not hold off the claims and hand-overs that serve it. The insert decides.
+    .where((eb) => canTakeOneNow(eb, now, slot<number>('perWebhook')));
+  if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
+  return query;
+});

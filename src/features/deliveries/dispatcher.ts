@@ -23,6 +23,11 @@ export interface DispatchPauses {
   inOutcome?: (delivery: ClaimedDelivery, trx: Executor) => Promise<void>;
 }
 
+/** Where a process keeps its running dispatcher, if it runs one (set by `start`, cleared by `stop`). */
+export interface LocalDispatcher {
+  current: Dispatcher | undefined;
+}
+
 export interface DispatcherOptions {
   /** Requests in flight in this process at most. */
   concurrency: number;
@@ -58,6 +63,8 @@ const RECORD_TRIES = 3;
  */
 export class Dispatcher {
   private readonly inFlight = new Map<Slot, { slot: Slot; done: Promise<unknown> }>();
+  /** Slots a claim under way may fill: kept from deliveries started where they were made meanwhile. */
+  private claiming = 0;
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -86,6 +93,7 @@ export class Dispatcher {
   }
 
   start(): void {
+    this.ctx.localDispatcher.current = this;
     this.stopWake = this.ctx.jobs.onWake((kind) => {
       if (kind === DELIVERIES_WAKE) this.newWork();
     });
@@ -121,6 +129,7 @@ export class Dispatcher {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.stopping = true;
+    if (this.ctx.localDispatcher.current === this) this.ctx.localDispatcher.current = undefined;
     clearInterval(this.pollTimer);
     clearTimeout(this.newWorkTimer);
     this.stopWake?.();
@@ -149,11 +158,42 @@ export class Dispatcher {
       // This claim takes whatever new work waited for one.
       clearTimeout(this.newWorkTimer);
       this.newWorkTimer = undefined;
+      this.claiming = free;
       const claimed = await this.claim(free);
+      this.claiming = 0;
       for (const delivery of claimed) this.launch(delivery);
       // A full batch may have left more behind: look again at once.
       if (claimed.length === free) this.wakeRequested = true;
     }
+  }
+
+  /** Whether a slot is free: neither a run nor a claim under way holds it. */
+  get hasFreeSlot(): boolean {
+    return !this.stopping && this.inFlight.size + this.claiming < this.options.concurrency;
+  }
+
+  /**
+   * Whether a delivery made now to this webhook may try to start here: a slot is free, and none of this
+   * dispatcher's requests is out to the webhook (whose successes hand their slots on to what waits there;
+   * under load, so, producers leave the webhook's lock to the claims and hand-overs). The database decides.
+   */
+  mayStartTo(webhookId: string): boolean {
+    if (!this.hasFreeSlot) return false;
+    for (const slot of this.inFlight.keys()) if (slot.delivery.webhook_id === webhookId) return false;
+    return true;
+  }
+
+  /**
+   * A delivery leased as it was made (docs/deliveries.md#started-where-made), once its transaction has
+   * committed: sent now in a free slot. When the slots filled meanwhile, its lease is given back and the
+   * next claim takes it, due as it is.
+   */
+  startMade(delivery: ClaimedDelivery): void {
+    if (this.hasFreeSlot) return this.launch(delivery);
+    repo.releaseLeases(this.ctx.db, [delivery]).then(
+      () => this.wake(),
+      (error: unknown) => this.ctx.logger.warn({ err: error }, 'giving back a delivery lease failed'),
+    );
   }
 
   /** Claims and sends what is due now, until nothing is: for one-off use and for tests. Returns how many ran. */

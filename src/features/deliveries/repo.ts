@@ -151,23 +151,81 @@ export interface NewDelivery {
   createdAt: number;
 }
 
+/** A delivery leased as it is made (claim-repo.ts, `lockWebhookToStart`): its lease's length and the slots. */
+export interface LeaseWhenMade {
+  leaseMs: number;
+  perWebhook: number;
+}
+
+/** The delivery made: its status, and its lease when it was leased as it was made (attempt 1). */
+export interface MadeDelivery {
+  status: 'pending' | 'held';
+  leaseUntil: number | null;
+}
+
+/**
+ * A webhook with a free slot and no delivery waiting to be sent: one made now may be sent at once without
+ * passing any other (its gate aside). Bounded scans along the deliveries' indexes.
+ */
+export function canTakeOneNow(
+  eb: ExpressionBuilder<Database, 'webhooks'>,
+  now: RawBuilder<number>,
+  slots: number | RawBuilder<number>,
+) {
+  const others = () => eb.selectFrom('deliveries').whereRef('deliveries.webhook_id', '=', 'webhooks.id');
+  return eb.and([
+    eb(
+      others()
+        .select((inner) => inner.fn.countAll().as('n'))
+        .where('deliveries.lease_until', '>', now),
+      '<',
+      slots,
+    ),
+    eb.not(
+      eb.exists(
+        others()
+          .select('deliveries.id')
+          .where('deliveries.status', '=', sql.lit('pending'))
+          .where('deliveries.next_attempt_at', '<=', now)
+          .where((inner) => notInFlight(inner, now)),
+      ),
+    ),
+  ]);
+}
+
 /**
  * Makes a delivery as its webhook is now, in one statement that reads the webhook with the lock its foreign
  * key takes anyway (PostgreSQL: FOR KEY SHARE): pending and due at `now` when the webhook is enabled, held
  * when not. Only a delete waits for that lock or holds it off, and a webhook deleted before the statement
  * ran gives no row: then nothing is made and undefined is returned. A change of the webhook's state racing
  * this transaction is put right by the next claim (docs/deliveries.md#locks).
+ *
+ * With `lease`, the caller has locked the webhook as a claim does (an earlier statement, so this one sees
+ * every claim committed before the lock): the delivery is also leased, as its first attempt, when the
+ * webhook has a free slot and no other delivery waiting to be sent (docs/deliveries.md#started-where-made).
  */
 export async function insertDelivery(
   trx: Executor,
   delivery: NewDelivery,
   now: RawBuilder<number>,
-): Promise<'pending' | 'held' | undefined> {
-  const enabled = (eb: ExpressionBuilder<Database, 'webhooks'>) => eb('webhooks.is_enabled', '=', 1);
+  lease?: LeaseWhenMade,
+): Promise<MadeDelivery | undefined> {
+  type WebhookScope = ExpressionBuilder<Database, 'webhooks'>;
+  const enabled = (eb: WebhookScope) => eb('webhooks.is_enabled', '=', 1);
   const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
+  const startsNow = (eb: WebhookScope, slots: number) => eb.and([enabled(eb), canTakeOneNow(eb, now, slots)]);
   const row = await trx
     .insertInto('deliveries')
-    .columns(['id', 'notification_id', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'created_at'])
+    .columns([
+      'id',
+      'notification_id',
+      'webhook_id',
+      'status',
+      'attempts',
+      'lease_until',
+      'next_attempt_at',
+      'created_at',
+    ])
     .expression((eb) => {
       let webhook = eb
         .selectFrom('webhooks')
@@ -176,7 +234,18 @@ export async function insertDelivery(
           sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
           'webhooks.id as webhook_id',
           inner.case().when(enabled(inner)).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
-          sql.lit(0).as('attempts'),
+          lease === undefined
+            ? sql.lit(0).as('attempts')
+            : inner.case().when(startsNow(inner, lease.perWebhook)).then(1).else(0).end().as('attempts'),
+          lease === undefined
+            ? sql.lit(null).as('lease_until')
+            : inner
+                .case()
+                .when(startsNow(inner, lease.perWebhook))
+                .then(inner(now, '+', lease.leaseMs))
+                .else(sql.lit(null))
+                .end()
+                .as('lease_until'),
           inner.case().when(enabled(inner)).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
           bigint(delivery.createdAt).as('created_at'),
         ])
@@ -184,9 +253,13 @@ export async function insertDelivery(
       if (isPostgres(trx)) webhook = webhook.forKeyShare();
       return webhook;
     })
-    .returning('status')
+    .returning(['status', 'lease_until'])
     .executeTakeFirst();
-  return row?.status as 'pending' | 'held' | undefined;
+  if (row === undefined) return undefined;
+  return {
+    status: row.status as 'pending' | 'held',
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+  };
 }
 
 /**

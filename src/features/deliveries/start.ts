@@ -1,31 +1,72 @@
 import type { AppContext } from '../../context.js';
 import type { DeliveryStatus, Executor } from '../../db/types.js';
+import { afterCommit, hasCommitHooks } from '../../db/transaction.js';
 import { newId } from '../../lib/ids.js';
+import { lockWebhookToStart, type ClaimedDelivery } from './claim-repo.js';
 import { DELIVERIES_WAKE } from './dispatcher.js';
 import * as repo from './repo.js';
+
+/** The notification a delivery is made for: what sending it needs. */
+export interface NotificationToDeliver {
+  id: string;
+  payload: string;
+  occurred_at: number;
+}
 
 /**
  * A notification's delivery to a webhook, in the notification's transaction: pending (due now) when the
  * webhook is enabled, held (sent once it is verified again) when not, as one statement reads it
  * (repo.insertDelivery). Returns the status, or undefined when the webhook was deleted meanwhile (with the
  * alert behind the notification): then no delivery is made.
+ *
+ * When this process runs a dispatcher with a free slot, the delivery is claimed as it is made and sent
+ * right after the commit, if its webhook can take it now (docs/deliveries.md#started-where-made); else the
+ * commit wakes the dispatchers.
  */
 export async function startDelivery(
   ctx: AppContext,
   trx: Executor,
-  notificationId: string,
+  notification: NotificationToDeliver,
   webhookId: string,
   now: number,
 ): Promise<'pending' | 'held' | undefined> {
-  const status = await repo.insertDelivery(
+  const dispatcher = ctx.localDispatcher.current;
+  const webhook =
+    dispatcher?.mayStartTo(webhookId) === true && hasCommitHooks(trx)
+      ? await lockWebhookToStart(trx, webhookId, {
+          clock: ctx.clock,
+          perWebhook: ctx.config.deliveryConcurrencyPerWebhook,
+        })
+      : undefined;
+  const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
+  const made = await repo.insertDelivery(
     trx,
-    { id: newId(now), notificationId, webhookId, createdAt: now },
+    delivery,
     // Due at once on the queue's clock (the database's on PostgreSQL), whatever clock dated the change.
     ctx.jobs.now(trx),
+    webhook === undefined
+      ? undefined
+      : { leaseMs: dispatcher!.leaseMs, perWebhook: ctx.config.deliveryConcurrencyPerWebhook },
   );
+  if (made === undefined) return undefined;
+  if (made.leaseUntil !== null && webhook !== undefined) {
+    const claimed: ClaimedDelivery = {
+      ...webhook,
+      id: delivery.id,
+      attempts: 1,
+      notification_id: notification.id,
+      webhook_id: webhookId,
+      consecutive_failures: 0,
+      claimed_at: made.leaseUntil - dispatcher!.leaseMs,
+      payload: notification.payload,
+      occurred_at: notification.occurred_at,
+    };
+    afterCommit(trx, () => dispatcher!.startMade(claimed));
+    return made.status;
+  }
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
-  if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
-  return status;
+  await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
+  return made.status;
 }
 
 /**

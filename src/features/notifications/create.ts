@@ -96,7 +96,7 @@ function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
 async function dispatch(
   ctx: AppContext,
   trx: Executor,
-  notification: { id: string; user_id: string; payload: string; status: string },
+  notification: { id: string; user_id: string; payload: string; occurred_at: number; status: string },
   webhook: Webhook | undefined,
   now: number,
 ): Promise<string | undefined> {
@@ -104,7 +104,7 @@ async function dispatch(
     await sendByEmail(ctx, trx, notification);
     return notification.status;
   }
-  const status = await startDelivery(ctx, trx, notification.id, webhook.id, now);
+  const status = await startDelivery(ctx, trx, notification, webhook.id, now);
   if (status === undefined) await deleteNotification(trx, notification.id);
   else if (status !== notification.status) await setNotificationStatus(trx, notification.id, status);
   return status;
@@ -161,7 +161,7 @@ export async function createNotification(
 export async function sendHeldBack(
   ctx: AppContext,
   trx: Executor,
-  notification: { id: string; user_id: string; payload: string },
+  notification: { id: string; user_id: string; payload: string; occurred_at: number },
   alert: WatchingAlert,
   event: EventRow,
 ): Promise<boolean> {
