@@ -227,31 +227,40 @@ export async function insertDelivery(
       'created_at',
     ])
     .expression((eb) => {
+      // The webhook read (and locked) once, with whether the new delivery starts now: 1 or 0.
       let webhook = eb
         .selectFrom('webhooks')
         .select((inner) => [
-          sql<string>`cast(${delivery.id} as text)`.as('id'),
-          sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
-          'webhooks.id as webhook_id',
-          inner.case().when(enabled(inner)).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
+          'webhooks.id',
+          'webhooks.is_enabled',
           lease === undefined
-            ? sql.lit(0).as('attempts')
-            : inner.case().when(startsNow(inner, lease.perWebhook)).then(1).else(0).end().as('attempts'),
-          lease === undefined
-            ? sql.lit(null).as('lease_until')
-            : inner
-                .case()
-                .when(startsNow(inner, lease.perWebhook))
-                .then(inner(now, '+', lease.leaseMs))
-                .else(sql.lit(null))
-                .end()
-                .as('lease_until'),
-          inner.case().when(enabled(inner)).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
-          bigint(delivery.createdAt).as('created_at'),
+            ? sql<number>`0`.as('starts')
+            : inner.case().when(startsNow(inner, lease.perWebhook)).then(1).else(0).end().as('starts'),
         ])
         .where('webhooks.id', '=', delivery.webhookId);
       if (isPostgres(trx)) webhook = webhook.forKeyShare();
-      return webhook;
+      return eb.selectFrom(webhook.as('w')).select((outer) => {
+        const enabled = outer('w.is_enabled', '=', 1);
+        const starts = outer('w.starts', '=', 1);
+        return [
+          sql<string>`cast(${delivery.id} as text)`.as('id'),
+          sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
+          'w.id as webhook_id',
+          outer.case().when(enabled).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
+          'w.starts as attempts',
+          lease === undefined
+            ? sql.lit(null).as('lease_until')
+            : outer
+                .case()
+                .when(starts)
+                .then(outer(now, '+', lease.leaseMs))
+                .else(sql.lit(null))
+                .end()
+                .as('lease_until'),
+          outer.case().when(enabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
+          bigint(delivery.createdAt).as('created_at'),
+        ];
+      });
     })
     .returning(['status', 'lease_until'])
     .executeTakeFirst();
