@@ -1,4 +1,4 @@
-// The delivery soak, on PostgreSQL (1 API + 2 worker processes): reports make notifications for four webhooks
+// The delivery soak, on PostgreSQL (1 `serve` + 2 worker processes): reports make notifications for four webhooks
 // (W1 fails, then recovers; W2 is slower than the delivery timeout; W3 is good; W4 is force-deleted halfway)
 // while W1 and W3 are edited and verified; then every notification must reach its end: a correctness run.
 import { randomBytes } from 'node:crypto';
@@ -13,7 +13,7 @@ import * as r from '../lib/report.js';
 import * as service from '../lib/service.js';
 import { nodeToken, reportBody, seedDatabase } from '../notify/seed.js';
 
-const NAME = 'soak: PostgreSQL, 1 API + 2 worker processes, 4 webhooks';
+const NAME = 'soak: PostgreSQL, 1 serve + 2 worker processes, 4 webhooks';
 export const SOAK_CASES: (r.Case & { database: 'postgres' })[] = [{ name: NAME, database: 'postgres' }];
 
 const NODES = 1_000;
@@ -68,13 +68,14 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
       MAX_WEBHOOKS_PER_USER: '4',
       ...service.localWebhooksEnv(common.certificates),
     };
-    const start = async (role: 'api' | 'worker', n = 1) => {
-      const logFile = path.join(common.workDir, `soak-${role}-${n}.log`);
+    // `serve` runs the API and a dispatcher of its own, so deliveries also start where they are made.
+    const start = async (role: 'worker' | undefined, n = 1) => {
+      const logFile = path.join(common.workDir, `soak-${role ?? 'serve'}-${n}.log`);
       const started = await service.startService({ role, nodeOptions: common.nodeOptions, logFile, env });
       stops.unshift(started.stop);
       return started;
     };
-    const baseUrl = (await start('api')).baseUrl!;
+    const baseUrl = (await start(undefined)).baseUrl!;
     await Promise.all([start('worker', 1), start('worker', 2)]);
     const api = adminApi(baseUrl, seeded.adminKey);
     for (const x of all) {

@@ -376,9 +376,9 @@ export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'url' | 'headers'
  * A delivery's claim where it is made (docs/deliveries.md#started-where-made), its first statement: in the
  * producer's transaction, the webhook is locked as a claim locks it (PostgreSQL: FOR NO KEY UPDATE SKIP
  * LOCKED), when it is enabled, not failing, past its retry time and, as far as this statement sees, able
- * to take one more request now. `repo.insertDelivery` with a lease then
- * counts its slots and leases the new delivery. Undefined when the webhook is in no state to start one now,
- * or a claim or another producer holds it: the delivery is then made as usual, for the dispatcher.
+ * to take one more request now. `repo.insertDelivery` with a lease then counts its slots and leases the new
+ * delivery. Undefined when the webhook is in no state to start one now, or a claim or another producer
+ * holds it: the delivery is then made as usual, for the dispatcher.
  */
 export async function lockWebhookToStart(
   trx: Executor,

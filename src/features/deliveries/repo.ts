@@ -240,13 +240,13 @@ export async function insertDelivery(
         .where('webhooks.id', '=', delivery.webhookId);
       if (isPostgres(trx)) webhook = webhook.forKeyShare();
       return eb.selectFrom(webhook.as('w')).select((outer) => {
-        const enabled = outer('w.is_enabled', '=', 1);
+        const isEnabled = outer('w.is_enabled', '=', 1);
         const starts = outer('w.starts', '=', 1);
         return [
           sql<string>`cast(${delivery.id} as text)`.as('id'),
           sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
           'w.id as webhook_id',
-          outer.case().when(enabled).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
+          outer.case().when(isEnabled).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
           'w.starts as attempts',
           lease === undefined
             ? sql.lit(null).as('lease_until')
@@ -257,7 +257,7 @@ export async function insertDelivery(
                 .else(sql.lit(null))
                 .end()
                 .as('lease_until'),
-          outer.case().when(enabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
+          outer.case().when(isEnabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
           bigint(delivery.createdAt).as('created_at'),
         ];
       });

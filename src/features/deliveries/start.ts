@@ -30,26 +30,20 @@ export async function startDelivery(
   webhookId: string,
   now: number,
 ): Promise<'pending' | 'held' | undefined> {
-  const dispatcher = ctx.localDispatcher.current;
-  const webhook =
-    dispatcher?.mayStartTo(webhookId) === true && hasCommitHooks(trx)
-      ? await lockWebhookToStart(trx, webhookId, {
-          clock: ctx.clock,
-          perWebhook: ctx.config.deliveryConcurrencyPerWebhook,
-        })
-      : undefined;
+  const here = ctx.localDispatcher.current;
+  const starter = here?.mayStartTo(webhookId) === true && hasCommitHooks(trx) ? here : undefined;
+  const perWebhook = ctx.config.deliveryConcurrencyPerWebhook;
+  const webhook = starter && (await lockWebhookToStart(trx, webhookId, { clock: ctx.clock, perWebhook }));
   const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
   const made = await repo.insertDelivery(
     trx,
     delivery,
     // Due at once on the queue's clock (the database's on PostgreSQL), whatever clock dated the change.
     ctx.jobs.now(trx),
-    webhook === undefined
-      ? undefined
-      : { leaseMs: dispatcher!.leaseMs, perWebhook: ctx.config.deliveryConcurrencyPerWebhook },
+    starter && webhook ? { leaseMs: starter.leaseMs, perWebhook } : undefined,
   );
   if (made === undefined) return undefined;
-  if (made.leaseUntil !== null && webhook !== undefined) {
+  if (made.leaseUntil !== null && starter && webhook) {
     const claimed: ClaimedDelivery = {
       ...webhook,
       id: delivery.id,
@@ -57,11 +51,11 @@ export async function startDelivery(
       notification_id: notification.id,
       webhook_id: webhookId,
       consecutive_failures: 0,
-      claimed_at: made.leaseUntil - dispatcher!.leaseMs,
+      claimed_at: made.leaseUntil - starter.leaseMs,
       payload: notification.payload,
       occurred_at: notification.occurred_at,
     };
-    afterCommit(trx, () => dispatcher!.startMade(claimed));
+    afterCommit(trx, () => starter.startMade(claimed));
     return made.status;
   }
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
