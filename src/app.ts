@@ -22,6 +22,7 @@ import { openApiInfo } from './http/openapi.js';
 import { NotificationSchema } from './features/notifications/payload-schema.js';
 import { createHttpMetrics } from './observability/metrics.js';
 import { redactUrl } from './observability/logger.js';
+import { logAnswered } from './observability/request-log.js';
 import { healthRoutes } from './features/health/routes.js';
 import { roleRoutes } from './features/roles/routes.js';
 import { userRoutes } from './features/users/routes.js';
@@ -42,6 +43,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const loggerInstance: FastifyBaseLogger = ctx.logger;
   const app = Fastify({
     loggerInstance,
+    // One access-log line per request, written at its answer (observability/request-log.ts).
+    disableRequestLogging: true,
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     trustProxy: false,
@@ -113,8 +116,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.log.debug({ req: request }, 'incoming request');
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observe(request, reply);
+    logAnswered(request, reply, ctx.config.logRequests);
     done();
   });
 

@@ -16,6 +16,8 @@ export interface Config {
   maxWebhooksPerUser: number;
   maxWebhookAlertsPerUser: number;
   logLevel: string;
+  /** LOG_REQUESTS: which answered requests get an access-log line (5xx are logged as errors whatever it says). */
+  logRequests: RequestLogging;
   /** The workers' safety-net poll; enqueues wake idle workers at once. */
   jobPollIntervalMs: number;
   /** How long a claimed job is held before another worker may run it (a worker that died). */
@@ -49,6 +51,8 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const REQUEST_LOGGING = ['all', 'errors', 'none'] as const;
+export type RequestLogging = (typeof REQUEST_LOGGING)[number];
 
 function read(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -160,6 +164,9 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const logRequests = read(env, 'LOG_REQUESTS') ?? 'all';
+  if (!(REQUEST_LOGGING as readonly string[]).includes(logRequests))
+    throw new ConfigError('LOG_REQUESTS', `must be one of ${REQUEST_LOGGING.join(', ')}`);
   const bootstrapApiKey = read(env, 'BOOTSTRAP_API_KEY');
   if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 32) {
     throw new ConfigError('BOOTSTRAP_API_KEY', 'must be at least 32 characters long');
@@ -176,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxWebhooksPerUser: integer(env, 'MAX_WEBHOOKS_PER_USER', 3, 0, 1000),
     maxWebhookAlertsPerUser: integer(env, 'MAX_WEBHOOK_ALERTS_PER_USER', 10, 0, 10000),
     logLevel,
+    logRequests: logRequests as RequestLogging,
     jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 1, 3_600_000),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 30_000, 1, 86_400_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1, 3_600_000),

@@ -30,6 +30,7 @@ describe('defaults', () => {
       maxWebhooksPerUser: 3,
       maxWebhookAlertsPerUser: 10,
       logLevel: 'info',
+      logRequests: 'all',
       jobPollIntervalMs: 1_000,
       jobLeaseMs: 30_000,
       shutdownTimeoutMs: 10_000,
@@ -80,6 +81,7 @@ describe('valid values', () => {
       MAX_WEBHOOKS_PER_USER: '5',
       MAX_WEBHOOK_ALERTS_PER_USER: '0',
       LOG_LEVEL: 'debug',
+      LOG_REQUESTS: 'errors',
       JOB_POLL_INTERVAL_MS: '250',
       JOB_LEASE_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '1',
@@ -99,6 +101,7 @@ describe('valid values', () => {
     expect(config.maxWebhooksPerUser).toBe(5);
     expect(config.maxWebhookAlertsPerUser).toBe(0);
     expect(config.logLevel).toBe('debug');
+    expect(config.logRequests).toBe('errors');
     expect(config.jobPollIntervalMs).toBe(250);
     expect(config.jobLeaseMs).toBe(5000);
     expect(config.shutdownTimeoutMs).toBe(1);
@@ -137,6 +140,7 @@ describe('invalid values stop the start with a message naming the variable', () 
     { variable: 'SECRET_KEY', value: Buffer.alloc(33).toString('base64') },
     { variable: 'SECRET_KEY', value: `${BASE64_KEY.slice(0, -1)}!!!` },
     { variable: 'LOG_LEVEL', value: 'loud' },
+    { variable: 'LOG_REQUESTS', value: 'some' },
     { variable: 'MAX_WEBHOOKS_PER_USER', value: '-1' },
     { variable: 'MAX_WEBHOOKS_PER_USER', value: 'three' },
     { variable: 'MAX_WEBHOOK_ALERTS_PER_USER', value: '1.5' },

@@ -81,7 +81,8 @@ describe('first start, graceful stop and restart', () => {
   });
 
   it('finishes in-flight requests on SIGTERM, then exits 0', { timeout: 90_000 }, async () => {
-    const server = await start(env);
+    // At debug, each request's arrival is logged too.
+    const server = await start({ ...env, LOG_LEVEL: 'debug' });
     expect(server.printedKeys()).toEqual([]);
     const newUser = (label: string) => ({
       name: `Shutdown ${label}`,
