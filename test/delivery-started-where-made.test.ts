@@ -74,6 +74,13 @@ function dispatcherHere(concurrency: number, options: { running?: boolean; pause
   return here;
 }
 
+/** `dispatcherHere`, running, once its first claim is over (while a claim runs, no slot is free). */
+async function runningHere(concurrency: number, pauses: DispatchPauses = {}) {
+  const dispatcher = dispatcherHere(concurrency, { running: true, pauses });
+  await until('the first claim over', () => dispatcher.hasFreeSlot);
+  return dispatcher;
+}
+
 /** A gate for the receiver: requests wait on it until `resolve()`. */
 function holdRequests(): Deferred {
   const gate = deferred();
@@ -146,10 +153,7 @@ describe('a delivery started where it is made', () => {
   it('is leased in its own transaction and sent after the commit, with no claim of its own', async () => {
     const hook = await enabledWebhook(t, endpoint, { name: 'Started where made' });
     const claimed: string[] = [];
-    dispatcherHere(4, {
-      running: true,
-      pauses: { afterClaim: async (c) => void claimed.push(...c.map((d) => d.id)) },
-    });
+    await runningHere(4, { afterClaim: async (c) => void claimed.push(...c.map((d) => d.id)) });
     let leasedInside: unknown;
     const id = await make(hook.id, async (trx, made) => {
       const row = await trx
@@ -301,7 +305,7 @@ describe('a delivery started where it is made', () => {
   it('never runs more requests than its concurrency, started where made or claimed', async () => {
     const hook = await enabledWebhook(t, endpoint, { name: 'Two at a time' });
     const gate = holdRequests();
-    dispatcherHere(2, { running: true });
+    await runningHere(2);
     const ids = await makeMany(hook.id, 5);
     await until('two requests out', () => inFlight === 2);
     const leased = await Promise.all(ids.map(deliveryRow));
