@@ -53,6 +53,16 @@ describe('alert metrics on /metrics', () => {
     });
     await until('the webhook requests answered', () => endpoint.receiver.requests.length >= 4);
     await t.jobsSettled();
+    // A delivery's outcome is counted once its transaction has committed, which the database shows first.
+    const delivered = { status: 'delivered', reason: '' };
+    await until('the deliveries counted', async () => {
+      const now = await scrape(t);
+      return (
+        count(now, 'edgewatch_notifications_total', delivered) -
+          count(before, 'edgewatch_notifications_total', delivered) >=
+        3
+      );
+    });
 
     const after = await scrape(t);
     const grew = (name: string, labels: Record<string, string>) =>

@@ -21,7 +21,12 @@ export function databaseNow(db: Executor, clock: Clock): RawBuilder<number> {
  * `databaseNow` for a query compiled once (db/prepared.ts): the same expression, with its value, when it
  * has one, in the slot `now`. `byDatabase` is part of the query's shape.
  */
-export function preparedNow(db: Executor, clock: Clock): { byDatabase: boolean; now: number | undefined } {
+export interface PreparedNow {
+  byDatabase: boolean;
+  now: number | undefined;
+}
+
+export function preparedNow(db: Executor, clock: Clock): PreparedNow {
   const byDatabase = isPostgres(db) && clock === systemClock;
   return { byDatabase, now: byDatabase ? undefined : clock.now() };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { isPostgres } from '../db/connect.js';
-import { databaseNow } from '../db/now.js';
+import { databaseNow, preparedNow, type PreparedNow } from '../db/now.js';
 import { afterCommitOnce } from '../db/transaction.js';
 import type { Db, Executor } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
@@ -57,6 +57,11 @@ export class JobQueue {
    */
   now(db: Executor): RawBuilder<number> {
     return databaseNow(db, this.clock);
+  }
+
+  /** `now` for a statement compiled once (db/prepared.ts). */
+  preparedNow(db: Executor): PreparedNow {
+    return preparedNow(db, this.clock);
   }
 
   async enqueue<P>(db: Executor, kind: string, payload: P, options: EnqueueOptions = {}): Promise<void> {

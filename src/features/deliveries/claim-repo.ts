@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
-import { databaseNow, nowExpression, preparedNow } from '../../db/now.js';
+import { databaseNow, nowExpression, preparedNow, type PreparedNow } from '../../db/now.js';
 import { Prepared, slot } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Database, Executor } from '../../db/types.js';
@@ -383,10 +383,10 @@ export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'url' | 'headers'
 export async function lockWebhookToStart(
   trx: Executor,
   webhookId: string,
-  options: Pick<ClaimOptions, 'clock' | 'perWebhook'>,
+  { byDatabase, now }: PreparedNow,
+  perWebhook: number,
 ): Promise<WebhookToStart | undefined> {
-  const { byDatabase, now } = preparedNow(trx, options.clock);
-  const values = { now, webhookId, perWebhook: options.perWebhook };
+  const values = { now, webhookId, perWebhook };
   const [row] = await WEBHOOK_TO_START.execute(trx, { byDatabase }, values);
   return row;
 }

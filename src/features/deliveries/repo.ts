@@ -1,5 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
+import { nowExpression, type PreparedNow } from '../../db/now.js';
+import { Prepared, slot } from '../../db/prepared.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
 /**
@@ -207,14 +209,25 @@ export function canTakeOneNow(
 export async function insertDelivery(
   trx: Executor,
   delivery: NewDelivery,
-  now: RawBuilder<number>,
+  { byDatabase, now }: PreparedNow,
   lease?: LeaseWhenMade,
 ): Promise<MadeDelivery | undefined> {
+  const values = { ...delivery, now, leaseMs: lease?.leaseMs, perWebhook: lease?.perWebhook };
+  const [row] = await INSERT_DELIVERY.execute(trx, { byDatabase, leased: lease !== undefined }, values);
+  if (row === undefined) return undefined;
+  return {
+    status: row.status as 'pending' | 'held',
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+  };
+}
+
+/** The statement of `insertDelivery`, built and compiled once per shape: it runs for every notification. */
+const INSERT_DELIVERY = new Prepared((trx: Executor, shape: { byDatabase: boolean; leased: boolean }) => {
   type WebhookScope = ExpressionBuilder<Database, 'webhooks'>;
-  const enabled = (eb: WebhookScope) => eb('webhooks.is_enabled', '=', 1);
-  const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
-  const startsNow = (eb: WebhookScope, slots: number) => eb.and([enabled(eb), canTakeOneNow(eb, now, slots)]);
-  const row = await trx
+  const now = nowExpression(shape.byDatabase);
+  const startsNow = (eb: WebhookScope) =>
+    eb.and([eb('webhooks.is_enabled', '=', 1), canTakeOneNow(eb, now, slot<number>('perWebhook'))]);
+  return trx
     .insertInto('deliveries')
     .columns([
       'id',
@@ -233,43 +246,37 @@ export async function insertDelivery(
         .select((inner) => [
           'webhooks.id',
           'webhooks.is_enabled',
-          lease === undefined
-            ? sql<number>`0`.as('starts')
-            : inner.case().when(startsNow(inner, lease.perWebhook)).then(1).else(0).end().as('starts'),
+          shape.leased
+            ? inner.case().when(startsNow(inner)).then(1).else(0).end().as('starts')
+            : sql<number>`0`.as('starts'),
         ])
-        .where('webhooks.id', '=', delivery.webhookId);
+        .where('webhooks.id', '=', slot<string>('webhookId'));
       if (isPostgres(trx)) webhook = webhook.forKeyShare();
       return eb.selectFrom(webhook.as('w')).select((outer) => {
         const isEnabled = outer('w.is_enabled', '=', 1);
         const starts = outer('w.starts', '=', 1);
         return [
-          sql<string>`cast(${delivery.id} as text)`.as('id'),
-          sql<string>`cast(${delivery.notificationId} as text)`.as('notification_id'),
+          sql<string>`cast(${slot('id')} as text)`.as('id'),
+          sql<string>`cast(${slot('notificationId')} as text)`.as('notification_id'),
           'w.id as webhook_id',
           outer.case().when(isEnabled).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
           'w.starts as attempts',
-          lease === undefined
-            ? sql.lit(null).as('lease_until')
-            : outer
+          shape.leased
+            ? outer
                 .case()
                 .when(starts)
-                .then(outer(now, '+', lease.leaseMs))
+                .then(outer(now, '+', slot<number>('leaseMs')))
                 .else(sql.lit(null))
                 .end()
-                .as('lease_until'),
+                .as('lease_until')
+            : sql.lit(null).as('lease_until'),
           outer.case().when(isEnabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
-          bigint(delivery.createdAt).as('created_at'),
+          sql<number>`cast(${slot('createdAt')} as bigint)`.as('created_at'),
         ];
       });
     })
-    .returning(['status', 'lease_until'])
-    .executeTakeFirst();
-  if (row === undefined) return undefined;
-  return {
-    status: row.status as 'pending' | 'held',
-    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
-  };
-}
+    .returning(['status', 'lease_until']);
+});
 
 /**
  * Whether a webhook is enabled now, read with the lock its deliveries' foreign key takes (PostgreSQL: FOR

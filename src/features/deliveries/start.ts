@@ -33,13 +33,15 @@ export async function startDelivery(
   const here = ctx.localDispatcher.current;
   const starter = here?.mayStartTo(webhookId) === true && hasCommitHooks(trx) ? here : undefined;
   const perWebhook = ctx.config.deliveryConcurrencyPerWebhook;
-  const webhook = starter && (await lockWebhookToStart(trx, webhookId, { clock: ctx.clock, perWebhook }));
+  // Due and leased on the clock of due times and leases (the database's on PostgreSQL), whatever clock dated
+  // the change.
+  const queueNow = ctx.jobs.preparedNow(trx);
+  const webhook = starter && (await lockWebhookToStart(trx, webhookId, queueNow, perWebhook));
   const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
   const made = await repo.insertDelivery(
     trx,
     delivery,
-    // Due at once on the queue's clock (the database's on PostgreSQL), whatever clock dated the change.
-    ctx.jobs.now(trx),
+    queueNow,
     starter && webhook ? { leaseMs: starter.leaseMs, perWebhook } : undefined,
   );
   if (made === undefined) return undefined;
