@@ -2,7 +2,7 @@ import { deliveryLogRoutes } from './features/deliveries/routes.js';
 import { notificationRoutes } from './features/notifications/routes.js';
 import { silenceRoutes } from './features/silences/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -44,7 +44,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
     loggerInstance,
     // One access-log line per request, written at its answer (observability/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     trustProxy: false,
