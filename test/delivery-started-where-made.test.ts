@@ -124,6 +124,20 @@ async function make(webhookId: string, during?: (trx: Executor, id: string) => P
   });
 }
 
+/**
+ * A webhook with `count` of its slots taken by another process's dispatcher (their requests held at the
+ * receiver), and this process's dispatcher, idle, beside it.
+ */
+async function slotsTakenElsewhere(name: string, count: number) {
+  const hook = await enabledWebhook(t, endpoint, { name });
+  const gate = holdRequests();
+  const out = await makeMany(hook.id, count);
+  const elsewhere = new Dispatcher(t.ctx, { concurrency: 16 }).runDue();
+  await until(`${count} requests out`, () => inFlight === count);
+  dispatcherHere(16);
+  return { hook, gate, out, elsewhere };
+}
+
 /** `count` deliveries made one after the other, each in a transaction of its own. */
 async function makeMany(webhookId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -171,13 +185,7 @@ describe('a delivery started where it is made', () => {
   });
 
   it("keeps to its webhook's slots: none is started where made while they are all taken", async () => {
-    const hook = await enabledWebhook(t, endpoint, { name: 'Slots all taken' });
-    const gate = holdRequests();
-    // The eight slots taken by another process's dispatcher.
-    const out = await makeMany(hook.id, 8);
-    const elsewhere = new Dispatcher(t.ctx, { concurrency: 16 }).runDue();
-    await until('eight requests out', () => inFlight === 8);
-    dispatcherHere(16);
+    const { hook, gate, out, elsewhere } = await slotsTakenElsewhere('Slots all taken', 8);
     const id = await make(hook.id);
     expect(await deliveryRow(id)).toMatchObject({ attempts: 0, lease_until: null });
     gate.resolve();
@@ -188,13 +196,7 @@ describe('a delivery started where it is made', () => {
   });
 
   it('counts a slot leased by a transaction still open: the webhook lock decides between producers and claims', async () => {
-    const hook = await enabledWebhook(t, endpoint, { name: 'Last slot raced' });
-    const gate = holdRequests();
-    // Seven slots taken by another process's dispatcher.
-    const out = await makeMany(hook.id, 7);
-    const elsewhere = new Dispatcher(t.ctx, { concurrency: 16 }).runDue();
-    await until('seven requests out', () => inFlight === 7);
-    dispatcherHere(16);
+    const { hook, gate, out, elsewhere } = await slotsTakenElsewhere('Last slot raced', 7);
     // The 8th slot is leased by a transaction still open when another producer makes a delivery to the same
     // webhook, and a claim then looks for its due deliveries: neither may take the slot too.
     const claim = new Dispatcher(t.ctx, { concurrency: 16 });
