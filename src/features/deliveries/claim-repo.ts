@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
 import { databaseNow, nowExpression, preparedNow, type PreparedNow } from '../../db/now.js';
-import { Prepared, slot } from '../../db/prepared.js';
+import { Prepared, slot, slots } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Database, Executor } from '../../db/types.js';
 import { canTakeOneNow, holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
@@ -73,6 +73,7 @@ const asked = (eb: DeliveryScope) => eb('deliveries.retry_requested', '=', sql.l
  * a disabled webhook are held, held ones at an enabled webhook are due. Runs in the caller's transaction.
  */
 export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Claim> {
+  const at = preparedNow(trx, options.clock);
   const now = databaseNow(trx, options.clock);
   const claim: Claim = { claimed: [], held: 0, resumed: 0 };
   const webhooks = await lockWebhooksToServe(trx, options);
@@ -88,7 +89,7 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
   const inFlight = await countInFlight(
     trx,
     enabled.map((webhook) => webhook.id),
-    now,
+    at,
   );
   const free = new Map(
     enabled.map((webhook) => [
@@ -96,8 +97,8 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
       (webhook.consecutive_failures > 0 ? 1 : options.perWebhook) - (inFlight.get(webhook.id) ?? 0),
     ]),
   );
-  const picked = pick(await sendableOf(trx, enabled, free, now), free, options.limit);
-  if (picked.length > 0) claim.claimed = await lease(trx, picked, now, options.leaseMs);
+  const picked = pick(await sendableOf(trx, enabled, free, at), free, options.limit);
+  if (picked.length > 0) claim.claimed = await lease(trx, picked, at, options.leaseMs);
   return claim;
 }
 
@@ -199,16 +200,20 @@ type ServedWebhook = Awaited<ReturnType<typeof lockWebhooksToServe>>[number];
  * edit while its request is out still fills its slot). Read after the webhooks were locked, so on
  * PostgreSQL it sees every claim committed before.
  */
-async function countInFlight(trx: Executor, webhookIds: string[], now: RawBuilder<number>) {
-  const rows = await trx
-    .selectFrom('deliveries')
-    .select(['webhook_id', (eb) => eb.fn.countAll<number | string>().as('n')])
-    .where('webhook_id', 'in', webhookIds)
-    .where('lease_until', '>', now)
-    .groupBy('webhook_id')
-    .execute();
+async function countInFlight(trx: Executor, webhookIds: string[], { byDatabase, now }: PreparedNow) {
+  const shape = { byDatabase, webhooks: webhookIds.length };
+  const rows = await IN_FLIGHT.execute(trx, shape, { now, webhookIds });
   return new Map(rows.map((row) => [row.webhook_id, Number(row.n)]));
 }
+
+const IN_FLIGHT = new Prepared((trx: Executor, shape: { byDatabase: boolean; webhooks: number }) =>
+  trx
+    .selectFrom('deliveries')
+    .select(['webhook_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('webhook_id', 'in', slots<string>('webhookIds', shape.webhooks))
+    .where('lease_until', '>', nowExpression(shape.byDatabase))
+    .groupBy('webhook_id'),
+);
 
 /**
  * The first sendable deliveries of each webhook with a free slot, as many as its free slots at most: the
@@ -219,32 +224,51 @@ async function sendableOf(
   trx: Executor,
   webhooks: readonly Pick<ServedWebhook, 'id' | 'gateOpen'>[],
   free: ReadonlyMap<string, number>,
-  now: RawBuilder<number>,
+  { byDatabase, now }: PreparedNow,
 ) {
-  const scans = webhooks
-    .filter((webhook) => (free.get(webhook.id) ?? 0) > 0)
-    .flatMap((webhook) => {
-      const first = (onlyAsked: boolean) =>
-        trx
-          .selectFrom('deliveries')
-          .select(['deliveries.id', 'deliveries.webhook_id', 'deliveries.created_at'])
-          .select(sql.lit(onlyAsked ? 1 : 0).as('asked'))
-          .where('deliveries.webhook_id', '=', webhook.id)
-          .where((eb) => (onlyAsked ? eb.and([asked(eb), dueNow(eb, now)]) : dueNow(eb, now)))
-          .orderBy('deliveries.created_at')
-          .orderBy('deliveries.id')
-          .limit(sql.lit(free.get(webhook.id) ?? 0));
-      return webhook.gateOpen ? [first(true), first(false)] : [first(true)];
-    })
-    // A member with its own LIMIT must be a derived table on both databases.
-    .map((scan, k) => trx.selectFrom(scan.as(`scan${k}`)).selectAll());
-  if (scans.length === 0) return [];
-  const [head, ...rest] = scans;
-  const rows = await rest.reduce((union, scan) => union.unionAll(scan), head!).execute();
+  const open = webhooks.filter((webhook) => (free.get(webhook.id) ?? 0) > 0);
+  if (open.length === 0) return [];
+  const scans = open.flatMap((webhook, index) => {
+    const limit = free.get(webhook.id) ?? 0;
+    const scan = (onlyAsked: boolean): SendableScan => ({ webhook: index, onlyAsked, limit });
+    return webhook.gateOpen ? [scan(true), scan(false)] : [scan(true)];
+  });
+  const webhookIds = open.map((webhook) => webhook.id);
+  const rows = await SENDABLE.execute(trx, { byDatabase, scans }, { now, webhookIds });
   return rows
     .map((row) => ({ ...row, asked: Number(row.asked), created_at: Number(row.created_at) }))
     .sort((a, b) => b.asked - a.asked || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
 }
+
+/** One bounded scan of a webhook's deliveries: the webhook's place in the list, what it takes, how many. */
+interface SendableScan {
+  webhook: number;
+  onlyAsked: boolean;
+  limit: number;
+}
+
+/**
+ * The statement of `sendableOf`, compiled once per shape (the scans, with their limits as literals: SQLite
+ * plans a bound LIMIT a hundred times slower).
+ */
+const SENDABLE = new Prepared((trx: Executor, shape: { byDatabase: boolean; scans: SendableScan[] }) => {
+  const now = nowExpression(shape.byDatabase);
+  const scans = shape.scans.map(({ webhook, onlyAsked, limit }, k) => {
+    const scan = trx
+      .selectFrom('deliveries')
+      .select(['deliveries.id', 'deliveries.webhook_id', 'deliveries.created_at'])
+      .select(sql.lit(onlyAsked ? 1 : 0).as('asked'))
+      .where('deliveries.webhook_id', '=', slot<string>('webhookIds', webhook))
+      .where((eb) => (onlyAsked ? eb.and([asked(eb), dueNow(eb, now)]) : dueNow(eb, now)))
+      .orderBy('deliveries.created_at')
+      .orderBy('deliveries.id')
+      .limit(sql.lit(limit));
+    // A member with its own LIMIT must be a derived table on both databases.
+    return trx.selectFrom(scan.as(`scan${k}`)).selectAll();
+  });
+  const [head, ...rest] = scans;
+  return rest.reduce((union, scan) => union.unionAll(scan), head!);
+});
 
 /** What a hand-over needs: the clock leases are dated by, and their length. */
 export interface HandOverOptions {
@@ -267,26 +291,33 @@ export async function handOver(
 ): Promise<Map<string, ClaimedDelivery[]>> {
   const successors = new Map<string, ClaimedDelivery[]>();
   if (finished.length === 0) return successors;
-  const now = databaseNow(trx, options.clock);
+  const at = preparedNow(trx, options.clock);
   const freed = new Map<string, number>();
   for (const webhookId of finished) freed.set(webhookId, (freed.get(webhookId) ?? 0) + 1);
-  let open = trx
-    .selectFrom('webhooks')
-    .select('id')
-    .where('id', 'in', [...freed.keys()])
-    .where('is_enabled', '=', 1)
-    .where('consecutive_failures', '=', 0)
-    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]));
-  if (isPostgres(trx)) open = open.forNoKeyUpdate().skipLocked();
-  const webhooks = (await open.execute()).map((row) => ({ id: row.id, gateOpen: true }));
+  const shape = { byDatabase: at.byDatabase, webhooks: freed.size };
+  const open = await OPEN_TO_HAND_OVER.execute(trx, shape, { now: at.now, webhookIds: [...freed.keys()] });
+  const webhooks = open.map((row) => ({ id: row.id, gateOpen: true }));
   if (webhooks.length === 0) return successors;
-  const picked = pick(await sendableOf(trx, webhooks, freed, now), freed, finished.length);
+  const picked = pick(await sendableOf(trx, webhooks, freed, at), freed, finished.length);
   if (picked.length === 0) return successors;
-  for (const claimed of await lease(trx, picked, now, options.leaseMs)) {
+  for (const claimed of await lease(trx, picked, at, options.leaseMs)) {
     successors.set(claimed.webhook_id, [...(successors.get(claimed.webhook_id) ?? []), claimed]);
   }
   return successors;
 }
+
+/** The webhooks of `handOver` that may take more requests now, locked (PostgreSQL: SKIP LOCKED). */
+const OPEN_TO_HAND_OVER = new Prepared((trx: Executor, shape: { byDatabase: boolean; webhooks: number }) => {
+  const now = nowExpression(shape.byDatabase);
+  const query = trx
+    .selectFrom('webhooks')
+    .select('id')
+    .where('id', 'in', slots<string>('webhookIds', shape.webhooks))
+    .where('is_enabled', '=', sql.lit(1))
+    .where('consecutive_failures', '=', sql.lit(0))
+    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]));
+  return isPostgres(trx) ? query.forNoKeyUpdate().skipLocked() : query;
+});
 
 /** Takes candidates in their order, each once, no more per webhook than its free slots, `limit` in all. */
 function pick(
@@ -313,25 +344,49 @@ function pick(
 async function lease(
   trx: Executor,
   picked: string[],
-  now: RawBuilder<number>,
+  { byDatabase, now }: PreparedNow,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  const update = trx
+  const shape = { byDatabase, count: picked.length };
+  const values = { now, picked, leaseMs };
+  if (!isPostgres(trx)) await LEASE.execute(trx, shape, values);
+  const claimed = await LEASED.execute(trx, shape, values);
+  return claimed.map((row) => ({
+    ...row,
+    attempts: Number(row.attempts),
+    consecutive_failures: Number(row.consecutive_failures),
+    occurred_at: Number(row.occurred_at),
+    claimed_at: Number(row.claimed_at),
+  }));
+}
+
+type LeaseShape = { byDatabase: boolean; count: number };
+
+const leaseUpdate = (trx: Executor, shape: LeaseShape) =>
+  trx
     .updateTable('deliveries')
     .set((eb) => ({
-      lease_until: eb(now, '+', leaseMs),
+      lease_until: eb(nowExpression(shape.byDatabase), '+', slot<number>('leaseMs')),
       attempts: eb('attempts', '+', 1),
       retry_requested: 0,
     }))
-    .where('id', 'in', picked);
-  const postgres = isPostgres(trx);
-  if (!postgres) await update.execute();
-  const leased = postgres
-    ? trx.with('leased', () => update.returning(LEASED_COLUMNS)).selectFrom('leased')
+    .where('id', 'in', slots<string>('picked', shape.count));
+
+/** SQLite's lease, whose RETURNING cannot join. */
+const LEASE = new Prepared(leaseUpdate);
+
+/** What sending the leased deliveries needs: on PostgreSQL with the lease itself, as a WITH clause. */
+const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
+  const leased = isPostgres(trx)
+    ? trx.with('leased', () => leaseUpdate(trx, shape).returning(LEASED_COLUMNS)).selectFrom('leased')
     : trx.selectFrom(
-        trx.selectFrom('deliveries').select(LEASED_COLUMNS).where('id', 'in', picked).as('leased'),
+        trx
+          .selectFrom('deliveries')
+          .select(LEASED_COLUMNS)
+          .where('id', 'in', slots<string>('picked', shape.count))
+          .as('leased'),
       );
-  const claimed = await leased
+  return leased
     .innerJoin('notifications', 'notifications.id', 'leased.notification_id')
     .innerJoin('webhooks', 'webhooks.id', 'leased.webhook_id')
     .select([
@@ -347,18 +402,10 @@ async function lease(
       'webhooks.headers',
       'webhooks.secret_sealed',
     ])
-    .select((eb) => eb(eb.ref('leased.lease_until'), '-', leaseMs).as('claimed_at'))
+    .select((eb) => eb(eb.ref('leased.lease_until'), '-', slot<number>('leaseMs')).as('claimed_at'))
     .orderBy('leased.created_at')
-    .orderBy('leased.id')
-    .execute();
-  return claimed.map((row) => ({
-    ...row,
-    attempts: Number(row.attempts),
-    consecutive_failures: Number(row.consecutive_failures),
-    occurred_at: Number(row.occurred_at),
-    claimed_at: Number(row.claimed_at),
-  }));
-}
+    .orderBy('leased.id');
+});
 
 const LEASED_COLUMNS = [
   'id',

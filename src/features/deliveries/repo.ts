@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
 import { nowExpression, type PreparedNow } from '../../db/now.js';
-import { Prepared, slot } from '../../db/prepared.js';
+import { allColumns, Prepared, rowsSlots, slot } from '../../db/prepared.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
 /**
@@ -108,23 +108,35 @@ export async function endLeasesDelivered(
 }
 
 export async function insertAttempts(db: Executor, attempts: readonly AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return;
-  await db
-    .insertInto('delivery_attempts')
-    .values(
-      attempts.map((attempt) => ({
-        id: attempt.id,
-        delivery_id: attempt.deliveryId,
-        at: attempt.at,
-        duration_ms: attempt.durationMs,
-        status_code: attempt.statusCode,
-        failure: attempt.failure,
-        error: attempt.error,
-        response: attempt.response,
-      })),
-    )
-    .execute();
+  if (attempts.length > 0) await INSERT_ATTEMPTS.execute(db, { count: attempts.length }, { attempts });
 }
+
+const ATTEMPT_FIELDS = allColumns<AttemptRecord>({
+  id: true,
+  deliveryId: true,
+  at: true,
+  durationMs: true,
+  statusCode: true,
+  failure: true,
+  error: true,
+  response: true,
+});
+
+/** Compiled once per number of attempts: every outcome writes its attempts in one statement. */
+const INSERT_ATTEMPTS = new Prepared((db: Executor, shape: { count: number }) =>
+  db.insertInto('delivery_attempts').values(
+    rowsSlots<AttemptRecord>('attempts', ATTEMPT_FIELDS, shape.count).map((attempt) => ({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      at: attempt.at,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      failure: attempt.failure,
+      error: attempt.error,
+      response: attempt.response,
+    })),
+  ),
+);
 
 export async function setNotificationsStatus(
   db: Executor,

@@ -1,3 +1,4 @@
+import { Prepared, rowSlots, rowsSlots, slot } from '../../db/prepared.js';
 import type { Executor } from '../../db/types.js';
 import type { StoredResource } from './reports/diff.js';
 
@@ -15,19 +16,25 @@ export async function resourcesOfNode(
   table: ResourceTable,
   nodeId: string,
 ): Promise<StoredWithSequence[]> {
-  if (table === 'tunnels') {
-    return db
-      .selectFrom('tunnels')
-      .select(['id', 'key', 'name', 'sequence', 'state', 'peer_node_id as peer'])
-      .where('node_id', '=', nodeId)
-      .execute();
-  }
-  return db
+  return table === 'tunnels'
+    ? TUNNELS_OF_NODE.execute(db, {}, { nodeId })
+    : SERVICES_OF_NODE.execute(db, {}, { nodeId });
+}
+
+// The statements of every applied report, compiled once.
+const TUNNELS_OF_NODE = new Prepared((db: Executor) =>
+  db
+    .selectFrom('tunnels')
+    .select(['id', 'key', 'name', 'sequence', 'state', 'peer_node_id as peer'])
+    .where('node_id', '=', slot<string>('nodeId')),
+);
+
+const SERVICES_OF_NODE = new Prepared((db: Executor) =>
+  db
     .selectFrom('services')
     .select(['id', 'key', 'name', 'sequence', 'status as state'])
-    .where('node_id', '=', nodeId)
-    .execute();
-}
+    .where('node_id', '=', slot<string>('nodeId')),
+);
 
 export interface NewResource {
   id: string;
@@ -45,43 +52,64 @@ export async function insertResources(
   rows: readonly NewResource[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const values = rows.map((row) => ({
+  const values = rows.map((row) => ({ ...row, peer_node_id: row.peer_node_id ?? null }));
+  await INSERT_RESOURCES.execute(db, { table, count: rows.length }, { rows: values });
+}
+
+/** Compiled once per table and number of rows. */
+const INSERT_RESOURCES = new Prepared((db: Executor, shape: { table: ResourceTable; count: number }) => {
+  const columns: (keyof NewResource)[] = ['id', 'node_id', 'key', 'name', 'state', 'at'];
+  if (shape.table === 'tunnels') columns.push('peer_node_id');
+  const values = rowsSlots<Required<NewResource>>('rows', columns, shape.count).map((row) => ({
     id: row.id,
     node_id: row.node_id,
     key: row.key,
     name: row.name,
-    [STATE_COLUMN[table]]: row.state,
-    ...(table === 'tunnels' ? { peer_node_id: row.peer_node_id ?? null } : {}),
+    [STATE_COLUMN[shape.table]]: row.state,
+    ...(shape.table === 'tunnels' ? { peer_node_id: row.peer_node_id } : {}),
     state_since: row.at,
     sequence: 1,
     created_at: row.at,
   }));
-  await db.insertInto(table).values(values).execute();
+  return db.insertInto(shape.table).values(values);
+});
+
+export interface ResourceChanges {
+  name: string;
+  state?: string;
+  sequence?: number;
+  stateSince?: number;
+  peerNodeId?: string | null;
 }
 
 export async function updateResource(
   db: Executor,
   table: ResourceTable,
   id: string,
-  changes: {
-    name: string;
-    state?: string;
-    sequence?: number;
-    stateSince?: number;
-    peerNodeId?: string | null;
-  },
+  changes: ResourceChanges,
 ): Promise<void> {
-  await db
-    .updateTable(table)
-    .set({
-      name: changes.name,
-      ...(changes.state === undefined ? {} : { [STATE_COLUMN[table]]: changes.state }),
-      ...(changes.sequence === undefined ? {} : { sequence: changes.sequence }),
-      ...(changes.stateSince === undefined ? {} : { state_since: changes.stateSince }),
-      ...(table === 'tunnels' && changes.peerNodeId !== undefined
-        ? { peer_node_id: changes.peerNodeId }
-        : {}),
-    } as never)
-    .where('id', '=', id)
-    .execute();
+  const given = (Object.keys(changes) as (keyof ResourceChanges)[]).filter(
+    (key) => changes[key] !== undefined && (key !== 'peerNodeId' || table === 'tunnels'),
+  );
+  await UPDATE_RESOURCE.execute(db, { table, given }, { id, changes });
 }
+
+/** Compiled once per table and set of columns changed. */
+const UPDATE_RESOURCE = new Prepared(
+  (db: Executor, shape: { table: ResourceTable; given: (keyof ResourceChanges)[] }) => {
+    const changes = rowSlots<Required<ResourceChanges>>('changes', shape.given);
+    const column = { ...UPDATED_COLUMN, state: STATE_COLUMN[shape.table] };
+    const set = Object.fromEntries(shape.given.map((key) => [column[key], changes[key]]));
+    return db
+      .updateTable(shape.table)
+      .set(set as never)
+      .where('id', '=', slot<string>('id'));
+  },
+);
+
+const UPDATED_COLUMN = {
+  name: 'name',
+  sequence: 'sequence',
+  stateSince: 'state_since',
+  peerNodeId: 'peer_node_id',
+} as const;

@@ -1,4 +1,5 @@
 import { paginate } from '../../db/paginate.js';
+import { allColumns, Prepared, rowSlots, slot, slots } from '../../db/prepared.js';
 import type { AlertsTable, Executor, FleetEventsTable, NotificationsTable } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
 import { attemptsOf } from '../deliveries/log-repo.js';
@@ -61,8 +62,16 @@ export async function alertsOfTypeIn(
   type: string,
   orgIds: readonly string[],
 ): Promise<WatchingAlert[]> {
-  return watchingAlerts(db).where('alerts.type', '=', type).where('alerts.org_id', 'in', orgIds).execute();
+  if (orgIds.length === 0) return [];
+  return ALERTS_OF_TYPE_IN.execute(db, { orgs: orgIds.length }, { type, orgIds });
 }
+
+/** Compiled once per number of organizations: it runs for every event. */
+const ALERTS_OF_TYPE_IN = new Prepared((db: Executor, shape: { orgs: number }) =>
+  watchingAlerts(db)
+    .where('alerts.type', '=', slot<string>('type'))
+    .where('alerts.org_id', 'in', slots<string>('orgIds', shape.orgs)),
+);
 
 export async function findAlert(db: Executor, id: string): Promise<WatchingAlert | undefined> {
   return watchingAlerts(db).where('alerts.id', '=', id).executeTakeFirst();
@@ -70,13 +79,38 @@ export async function findAlert(db: Executor, id: string): Promise<WatchingAlert
 
 /** Inserts the notification unless one exists for its alert and event; whether it was inserted. */
 export async function insertNotification(db: Executor, row: NotificationRow): Promise<boolean> {
-  const result = await db
-    .insertInto('notifications')
-    .values(row)
-    .onConflict((oc) => oc.columns(['alert_id', 'event_id']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  const { changed } = await INSERT_NOTIFICATION.run(db, {}, { row });
+  return changed === 1;
 }
+
+const NOTIFICATION_COLUMNS = allColumns<NotificationRow>({
+  id: true,
+  user_id: true,
+  alert_id: true,
+  alert_name: true,
+  event_id: true,
+  type: true,
+  condition: true,
+  org_id: true,
+  node_id: true,
+  channel_type: true,
+  webhook_id: true,
+  email_id: true,
+  status: true,
+  reason: true,
+  silence_id: true,
+  digest_id: true,
+  payload: true,
+  occurred_at: true,
+  created_at: true,
+});
+
+const INSERT_NOTIFICATION = new Prepared((db: Executor) =>
+  db
+    .insertInto('notifications')
+    .values(rowSlots<NotificationRow>('row', NOTIFICATION_COLUMNS))
+    .onConflict((oc) => oc.columns(['alert_id', 'event_id']).doNothing()),
+);
 
 /** The current sequence of the event's resource; undefined when it is gone. */
 export async function currentSequence(db: Executor, event: EventRow): Promise<number | undefined> {
@@ -165,22 +199,25 @@ export async function nodeStatesBehind(
   event: EventRow,
 ): Promise<{ node: string | undefined; peer: string | null | undefined }> {
   if (event.resource_kind === 'tunnel') {
-    const row = await db
-      .selectFrom('tunnels')
-      .innerJoin('nodes', 'nodes.id', 'tunnels.node_id')
-      .leftJoin('nodes as peer', 'peer.id', 'tunnels.peer_node_id')
-      .select(['nodes.node_state as node_state', 'peer.node_state as peer_state'])
-      .where('tunnels.id', '=', event.resource_id)
-      .executeTakeFirst();
+    const [row] = await TUNNEL_NODE_STATES.execute(db, {}, { tunnelId: event.resource_id });
     return { node: row?.node_state, peer: row?.peer_state };
   }
-  const node = await db
-    .selectFrom('nodes')
-    .select('node_state')
-    .where('id', '=', event.node_id)
-    .executeTakeFirst();
+  const [node] = await NODE_STATE.execute(db, {}, { nodeId: event.node_id });
   return { node: node?.node_state, peer: undefined };
 }
+
+const TUNNEL_NODE_STATES = new Prepared((db: Executor) =>
+  db
+    .selectFrom('tunnels')
+    .innerJoin('nodes', 'nodes.id', 'tunnels.node_id')
+    .leftJoin('nodes as peer', 'peer.id', 'tunnels.peer_node_id')
+    .select(['nodes.node_state as node_state', 'peer.node_state as peer_state'])
+    .where('tunnels.id', '=', slot<string>('tunnelId')),
+);
+
+const NODE_STATE = new Prepared((db: Executor) =>
+  db.selectFrom('nodes').select('node_state').where('id', '=', slot<string>('nodeId')),
+);
 
 /** A held-back notification's new status: going out, or suppressed again (by a window, when one is named). */
 export async function setHeldBackStatus(

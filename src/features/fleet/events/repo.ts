@@ -1,4 +1,5 @@
 import { paginate } from '../../../db/paginate.js';
+import { allColumns, Prepared, rowsSlots } from '../../../db/prepared.js';
 import type { Executor, FleetEventsTable } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { subtreeIds } from '../../orgs/repo.js';
@@ -8,12 +9,29 @@ import { subtreeIds } from '../../orgs/repo.js';
 export type FleetEventRow = FleetEventsTable;
 
 export async function insertEvents(db: Executor, events: readonly FleetEventRow[]): Promise<void> {
-  if (events.length > 0)
-    await db
-      .insertInto('fleet_events')
-      .values([...events])
-      .execute();
+  if (events.length > 0) await INSERT_EVENTS.execute(db, { count: events.length }, { events });
 }
+
+const EVENT_COLUMNS = allColumns<FleetEventRow>({
+  id: true,
+  type: true,
+  condition: true,
+  org_id: true,
+  node_id: true,
+  resource_kind: true,
+  resource_id: true,
+  resource_name: true,
+  previous_state: true,
+  current_state: true,
+  sequence: true,
+  occurred_at: true,
+  detected_at: true,
+});
+
+/** Compiled once per number of events: a report's events are one statement. */
+const INSERT_EVENTS = new Prepared((db: Executor, shape: { count: number }) =>
+  db.insertInto('fleet_events').values(rowsSlots<FleetEventRow>('events', EVENT_COLUMNS, shape.count)),
+);
 
 export async function findEvent(db: Executor, id: string): Promise<FleetEventRow | undefined> {
   return db.selectFrom('fleet_events').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
+import { isPostgres } from '../../../db/connect.js';
 import { paginate } from '../../../db/paginate.js';
+import { Prepared, rowSlots, slot } from '../../../db/prepared.js';
 import type { Executor, NodesTable, NodeState } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { subtreeIds } from '../../orgs/repo.js';
@@ -36,8 +38,41 @@ export async function replaceLabels(
 }
 
 export async function updateNode(db: Executor, id: string, changes: Partial<NodeRow>): Promise<void> {
-  await db.updateTable('nodes').set(changes).where('id', '=', id).execute();
+  const given = (Object.keys(changes) as (keyof NodeRow)[]).filter((key) => changes[key] !== undefined);
+  if (given.length > 0) await UPDATE_NODE.execute(db, { given }, { id, changes });
 }
+
+/** Compiled once per set of columns changed: every applied report updates its node. */
+const UPDATE_NODE = new Prepared((db: Executor, shape: { given: (keyof NodeRow)[] }) =>
+  db.updateTable('nodes').set(rowSlots<NodeRow>('changes', shape.given)).where('id', '=', slot<string>('id')),
+);
+
+/**
+ * The node, locked until the transaction ends (PostgreSQL: FOR UPDATE; SQLite has one writer anyway): two
+ * reports of one node at once are applied one after the other.
+ */
+export async function lockNode(db: Executor, nodeId: string): Promise<NodeRow | undefined> {
+  const [node] = await LOCK_NODE.execute(db, {}, { nodeId });
+  return node;
+}
+
+const LOCK_NODE = new Prepared((db: Executor) => {
+  const query = db.selectFrom('nodes').selectAll().where('id', '=', slot<string>('nodeId'));
+  return isPostgres(db) ? query.forUpdate() : query;
+});
+
+/** What the report route needs of the node a token belongs to: a lookup for every report. */
+export async function nodeByTokenHash(db: Executor, tokenHash: string) {
+  const [node] = await NODE_BY_TOKEN_HASH.execute(db, {}, { tokenHash });
+  return node;
+}
+
+const NODE_BY_TOKEN_HASH = new Prepared((db: Executor) =>
+  db
+    .selectFrom('nodes')
+    .select(['id', 'node_state', 'report_digest'])
+    .where('token_hash', '=', slot<string>('tokenHash')),
+);
 
 /**
  * After a change to nodes' tunnels or services made outside their reports, their next report is applied

@@ -3,6 +3,7 @@ import { tooManyRequests, unauthorized } from '../../../http/errors.js';
 import { responses } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
 import { sha256Hex } from '../../../lib/tokens.js';
+import { nodeByTokenHash } from '../nodes/repo.js';
 import { ReportBody, ReportAnswer } from './schemas.js';
 import { receiveReport, type ReportingNode } from './service.js';
 
@@ -15,11 +16,7 @@ async function authenticateNode(request: FastifyRequest): Promise<ReportingNode>
   if (token === undefined || token === '') {
     throw unauthorized("A node token is required: send the node's token in the X-NODE-TOKEN header.");
   }
-  const node = await request.server.ctx.db
-    .selectFrom('nodes')
-    .select(['id', 'node_state', 'report_digest'])
-    .where('token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const node = await nodeByTokenHash(request.server.ctx.db, sha256Hex(token));
   if (node === undefined) throw unauthorized('The node token is unknown or has been replaced.');
   return node;
 }

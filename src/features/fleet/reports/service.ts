@@ -1,9 +1,7 @@
 import type { AppContext } from '../../../context.js';
-import { isPostgres } from '../../../db/connect.js';
-import type { Executor } from '../../../db/types.js';
 import { newId } from '../../../lib/ids.js';
 import type { NodeRow } from '../nodes/repo.js';
-import { updateNode } from '../nodes/repo.js';
+import { lockNode, updateNode } from '../nodes/repo.js';
 import { recordEvents } from '../events/record.js';
 import * as resources from '../resources-repo.js';
 import { cancelHeadlessChecks, scheduleCertificateChecks } from '../expiry/jobs.js';
@@ -12,13 +10,6 @@ import { addressChanges, planResources, type Address, type Change } from './diff
 import { reportDigests, repeatsLastReport, withReport } from './digest.js';
 import type { HeartbeatBuffer } from './heartbeats.js';
 import type { AgentReport } from './schemas.js';
-
-async function lockNode(db: Executor, nodeId: string): Promise<NodeRow | undefined> {
-  let query = db.selectFrom('nodes').selectAll().where('id', '=', nodeId);
-  // Two reports of one node at once are applied one after the other (SQLite has one writer anyway).
-  if (isPostgres(db)) query = query.forUpdate();
-  return query.executeTakeFirst();
-}
 
 /** What the report route knows of the node behind a token before it decides how to take the report. */
 export interface ReportingNode {
