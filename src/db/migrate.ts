@@ -18,6 +18,7 @@ import * as pendingDeliveriesIndex from './migrations/0015_pending_deliveries_in
 import * as jobsDueIndexById from './migrations/0016_jobs_due_index_by_id.js';
 import * as deliveryQueue from './migrations/0017_delivery_queue.js';
 import * as deliveryClaimIndexes from './migrations/0018_delivery_claim_indexes.js';
+import * as lighterNotificationIndexes from './migrations/0019_lighter_notification_indexes.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0016_jobs_due_index_by_id': jobsDueIndexById,
   '0017_delivery_queue': deliveryQueue,
   '0018_delivery_claim_indexes': deliveryClaimIndexes,
+  '0019_lighter_notification_indexes': lighterNotificationIndexes,
 };
 
 export interface MigrationReport {

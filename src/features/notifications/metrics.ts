@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { afterCommit } from '../../db/transaction.js';
 import type { Db, Executor } from '../../db/types.js';
@@ -84,7 +85,8 @@ export function registerAlertMetrics(registry: Registry, db: Db, clock: Clock): 
       const row = await db
         .selectFrom('deliveries')
         .select((eb) => eb.fn.min('created_at').as('oldest'))
-        .where('status', '=', 'pending')
+        // A literal, so that the partial index of pending deliveries serves.
+        .where('status', '=', sql.lit('pending'))
         .executeTakeFirst();
       const oldest = row?.oldest ?? null;
       this.set(oldest === null ? 0 : Math.max(0, clock.now() - Number(oldest)) / 1000);
