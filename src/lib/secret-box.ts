@@ -2,13 +2,22 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import { setBounded } from './bounded-map.js';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** Secrets kept opened, by their sealed text, at most (the oldest dropped first). */
+const OPENED_KEPT = 1_000;
 
 /** AES-256-GCM for secrets at rest: `v1.<iv>.<tag>.<ciphertext>`, each part base64url. */
 export class SecretBox {
+  /**
+   * Secrets opened before, by their sealed text: a webhook's secret is opened for every delivery it gets,
+   * and sealed text that changes (a new secret) is a new entry. Only an authenticated opening is kept.
+   */
+  private readonly opened = new Map<string, string>();
+
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
   }
@@ -23,6 +32,14 @@ export class SecretBox {
   }
 
   open(sealed: string): string {
+    const kept = this.opened.get(sealed);
+    if (kept !== undefined) return kept;
+    const plaintext = this.decrypt(sealed);
+    setBounded(this.opened, sealed, plaintext, OPENED_KEPT);
+    return plaintext;
+  }
+
+  private decrypt(sealed: string): string {
     const [version, iv, tag, ciphertext] = sealed.split('.');
     if (version !== VERSION || iv === undefined || tag === undefined || ciphertext === undefined) {
       throw new Error('Unreadable sealed secret');
