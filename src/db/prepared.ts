@@ -30,10 +30,10 @@ class Slot {
 
 /**
  * A parameter named `name`, filled at each run of a `Prepared` query from the values it is given; with an
- * index, from that place in the list given for `name`.
+ * index, from that place in the list given for `name`; with a column too, from that column of that row.
  */
-export function slot<T>(name: string, index?: number): RawBuilder<T> {
-  return sql<T>`${new Slot(name, index)}`;
+export function slot<T>(name: string, index?: number, column?: string): RawBuilder<T> {
+  return sql<T>`${new Slot(name, index, column)}`;
 }
 
 /**
@@ -75,13 +75,15 @@ const SHAPES_PER_QUERY = 64;
 export class Prepared<Row, Shape extends object, Values extends Record<string, unknown>> {
   private readonly compiled = new Map<string, CompiledQuery<Row>>();
 
-  constructor(private readonly build: (db: Executor, shape: Shape) => Compilable<Row>) {}
+  constructor(private readonly build: (db: Executor, shape: Shape) => Compilable<Row> | RawBuilder<Row>) {}
 
   private compiledFor(db: Executor, shape: Shape): CompiledQuery<Row> {
     const key = `${isPostgres(db) ? 'postgres' : 'sqlite'}:${JSON.stringify(shape)}`;
     let query = this.compiled.get(key);
     if (query === undefined) {
-      query = this.build(db, shape).compile();
+      const built = this.build(db, shape);
+      // A raw query compiles against the executor that would run it; a builder already knows it.
+      query = 'isRawBuilder' in built ? built.compile(db) : built.compile();
       setBounded(this.compiled, key, query, SHAPES_PER_QUERY);
     }
     return query;

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { isTransientConflict } from './connect.js';
 import type { Database, Db, Executor } from './types.js';
@@ -97,18 +97,22 @@ export function afterCommitOnce(
  * every later write of the transaction slower (SQLite checks each page it writes against every open
  * savepoint; PostgreSQL walks the open ones to tell its own rows).
  */
+const SAVEPOINT = CompiledQuery.raw('savepoint unit');
+const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint unit');
+const RELEASE_SAVEPOINT = CompiledQuery.raw('release savepoint unit');
+
 export async function inSavepoint<T>(trx: Transaction<Database>, work: () => Promise<T>): Promise<T> {
   const hooks = commitHooks.get(trx);
   const registered = hooks?.length ?? 0;
-  await sql`savepoint unit`.execute(trx);
+  await trx.executeQuery(SAVEPOINT);
   let result: T;
   try {
     result = await work();
   } catch (error) {
-    await sql`rollback to savepoint unit`.execute(trx);
+    await trx.executeQuery(ROLLBACK_TO_SAVEPOINT);
     hooks?.splice(registered);
     throw error;
   }
-  await sql`release savepoint unit`.execute(trx);
+  await trx.executeQuery(RELEASE_SAVEPOINT);
   return result;
 }

@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
 import { nowExpression, type PreparedNow } from '../../db/now.js';
-import { allColumns, Prepared, rowsSlots, slot } from '../../db/prepared.js';
+import { allColumns, Prepared, rowsSlots, slot, slots } from '../../db/prepared.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
 /**
@@ -90,22 +90,34 @@ export async function endLeasesDelivered(
   runs: readonly (RunFence & { attempt: AttemptRecord })[],
 ): Promise<{ id: string; notification_id: string }[]> {
   if (runs.length === 0) return [];
-  const bigint = (value: number | null) => sql`cast(${value} as bigint)`;
+  const rows = runs.map((run) => ({
+    id: run.id,
+    attempts: run.attempts,
+    at: run.attempt.at,
+    statusCode: run.attempt.statusCode,
+    deliveredAt: run.attempt.at + run.attempt.durationMs,
+  }));
+  return END_LEASES_DELIVERED.execute(trx, { count: runs.length }, { rows });
+}
+
+/** Compiled once per number of runs. */
+const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: number }) => {
+  const bigint = (index: number, column: string) => sql`cast(${slot('rows', index, column)} as bigint)`;
   const values = sql.join(
-    runs.map(
-      (run) =>
-        sql`(${run.id}, ${bigint(run.attempts)}, ${bigint(run.attempt.at)}, ${bigint(run.attempt.statusCode)}, ${bigint(run.attempt.at + run.attempt.durationMs)})`,
+    Array.from(
+      { length: shape.count },
+      (_, k) =>
+        sql`(${slot('rows', k, 'id')}, ${bigint(k, 'attempts')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')}, ${bigint(k, 'deliveredAt')})`,
     ),
   );
-  const { rows } = await sql<{ id: string; notification_id: string }>`
+  return sql<{ id: string; notification_id: string }>`
     update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
       next_attempt_at = null, last_error = null, last_attempt_at = v.column3,
       last_status_code = v.column4, delivered_at = v.column5
     from (values ${values}) as v
     where deliveries.id = v.column1 and deliveries.attempts = v.column2 and deliveries.lease_until is not null
-    returning deliveries.id, deliveries.notification_id`.execute(trx);
-  return rows;
-}
+    returning deliveries.id, deliveries.notification_id`;
+});
 
 export async function insertAttempts(db: Executor, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length > 0) await INSERT_ATTEMPTS.execute(db, { count: attempts.length }, { attempts });
@@ -144,8 +156,8 @@ export async function setNotificationsStatus(
   status: DeliveryStatus,
 ): Promise<void> {
   for (let start = 0; start < notificationIds.length; start += CHUNK) {
-    const chunk = notificationIds.slice(start, start + CHUNK);
-    await db.updateTable('notifications').set({ status }).where('id', 'in', chunk).execute();
+    const ids = notificationIds.slice(start, start + CHUNK);
+    await SET_NOTIFICATIONS_STATUS.execute(db, { count: ids.length }, { status, ids });
   }
 }
 
@@ -154,8 +166,16 @@ export async function setNotificationStatus(
   notificationId: string,
   status: DeliveryStatus,
 ): Promise<void> {
-  await db.updateTable('notifications').set({ status }).where('id', '=', notificationId).execute();
+  await setNotificationsStatus(db, [notificationId], status);
 }
+
+/** Compiled once per number of notifications: every outcome and every held delivery sets some. */
+const SET_NOTIFICATIONS_STATUS = new Prepared((db: Executor, shape: { count: number }) =>
+  db
+    .updateTable('notifications')
+    .set({ status: slot<DeliveryStatus>('status') })
+    .where('id', 'in', slots<string>('ids', shape.count)),
+);
 
 /** A delivery to be made, before its webhook decides its status. */
 export interface NewDelivery {
