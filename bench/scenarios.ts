@@ -40,7 +40,7 @@ export const SCENARIOS = (
       name: 'GET /api/v2/role, authenticated',
       target: 'service',
       prepare: () => '/api/v2/role',
-      goals: { minRatio: 0.5, maxP99Ms: 5 },
+      goals: { minRatio: 0.6, maxP99Ms: 5 },
     },
     {
       name: 'GET /api/v2/webhook, 3 webhooks',

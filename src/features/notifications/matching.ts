@@ -10,7 +10,7 @@ export interface AlertCheck {
   eventId: string;
 }
 
-/** Contract §6: the type (already selected), the condition, the organization scope and the scopes. */
+/** Whether the alert matches the event: its type (already selected), condition, organization scope and scopes. */
 export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
   if (alert.org_id !== event.org_id && alert.include_child !== 1) return false;
   if (alert.scope_node_id !== null && alert.scope_node_id !== event.node_id) return false;

@@ -22,7 +22,7 @@ const RESERVED_NAMES = new Set([
 ]);
 const RESERVED_PREFIXES = ['x-service-', 'webhook-'];
 
-/** Contract §3 header rules; every broken rule is reported, so one answer fixes them all. */
+/** The rules for a webhook's custom headers; every broken rule is reported, so one answer fixes them all. */
 export function headerProblems(headers: Record<string, string>): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const entries = Object.entries(headers);
