@@ -195,6 +195,9 @@ describe('hostile text', () => {
       body: { name: 'x', url: 'https://example.com/', Header: { 'X-\u0000': 'v' } },
     });
     expect(key.status).toBe(400);
+    // The field is named by its path: a key with NUL at the object holding it.
+    expect((key.body as { message: string }).message).toContain('"Header"');
+    expect((body.body as { message: string }).message).toContain('"name"');
   });
 
   it('keeps credential query values out of the log however their names are encoded', async () => {

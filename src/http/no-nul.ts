@@ -1,23 +1,42 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { badRequest } from './errors.js';
 
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+/**
+ * Where a NUL character is in `value`: the path to it (object keys and array indexes, outermost first; empty
+ * for the value itself), or undefined. The path is built only on the way back from a find, as this walks
+ * every request's body.
+ */
+function nulPath(value: unknown): (string | number)[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined;
   if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = findNul(item, `${path}[${index}]`);
-      if (found !== undefined) return found;
+    for (let index = 0; index < value.length; index += 1) {
+      const found = nulPath(value[index]);
+      if (found !== undefined) return [index, ...found];
     }
     return undefined;
   }
   if (typeof value === 'object' && value !== null) {
     for (const key of Object.keys(value)) {
-      const item: unknown = (value as Record<string, unknown>)[key];
-      const found = findNul(key, path) ?? findNul(item, path === '' ? key : `${path}.${key}`);
-      if (found !== undefined) return found;
+      // A NUL in a key is reported at the object holding it.
+      if (key.includes('\u0000')) return [];
+      const found = nulPath((value as Record<string, unknown>)[key]);
+      if (found !== undefined) return [key, ...found];
     }
   }
   return undefined;
+}
+
+/** A path as the error's field names it: `tunnels[0].name`. */
+function fieldName(path: (string | number)[]): string {
+  return path.reduce<string>(
+    (name, step) => (typeof step === 'number' ? `${name}[${step}]` : name === '' ? step : `${name}.${step}`),
+    '',
+  );
+}
+
+function findNul(value: unknown): string | undefined {
+  const path = nulPath(value);
+  return path === undefined ? undefined : fieldName(path);
 }
 
 function nulError(part: string, field: string) {
@@ -36,11 +55,11 @@ export function rejectNulCharacters(
   _reply: FastifyReply,
   done: HookHandlerDoneFunction,
 ): void {
-  const inPath = findNul(request.params, '');
+  const inPath = findNul(request.params);
   if (inPath !== undefined) return done(nulError('path', inPath));
-  const inQuery = findNul(request.query, '');
+  const inQuery = findNul(request.query);
   if (inQuery !== undefined) return done(nulError('query string', inQuery));
-  const inBody = findNul(request.body, '');
+  const inBody = findNul(request.body);
   if (inBody !== undefined) return done(nulError('body', inBody));
   done();
 }
