@@ -145,8 +145,10 @@ async function makeMany(webhookId: string, count: number): Promise<string[]> {
   return ids;
 }
 
-const deliveryRow = (id: string) =>
-  t.ctx.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+/** A delivery's row as `db` sees it (the producer's transaction, still open). */
+const deliveryRowIn = (db: Executor, id: string) =>
+  db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const deliveryRow = (id: string) => deliveryRowIn(t.ctx.db, id);
 
 const postsFor = (ids: readonly string[]) =>
   endpoint.receiver.requests.filter(
@@ -170,11 +172,7 @@ describe('a delivery started where it is made', () => {
     await runningHere(4, { afterClaim: async (c) => void claimed.push(...c.map((d) => d.id)) });
     let leasedInside: unknown;
     const id = await make(hook.id, async (trx, made) => {
-      const row = await trx
-        .selectFrom('deliveries')
-        .selectAll()
-        .where('id', '=', made)
-        .executeTakeFirstOrThrow();
+      const row = await deliveryRowIn(trx, made);
       leasedInside = { attempts: row.attempts, leased: row.lease_until !== null };
     });
     expect(leasedInside).toEqual({ attempts: 1, leased: true });
@@ -266,11 +264,7 @@ describe('a delivery started where it is made', () => {
     const gate = holdRequests();
     const dispatcher = dispatcherHere(1);
     const id = await make(hook.id, async (trx, made) => {
-      const row = await trx
-        .selectFrom('deliveries')
-        .selectAll()
-        .where('id', '=', made)
-        .executeTakeFirstOrThrow();
+      const row = await deliveryRowIn(trx, made);
       expect(row.lease_until).not.toBeNull();
       // The dispatcher claims the other webhook's delivery into its one slot before this commit.
       dispatcher.start();

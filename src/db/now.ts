@@ -13,8 +13,7 @@ const DATABASE_CLOCK = sql<number>`(extract(epoch from clock_timestamp()) * 1000
  * clock's time on either database.
  */
 export function databaseNow(db: Executor, clock: Clock): RawBuilder<number> {
-  if (isPostgres(db) && clock === systemClock) return DATABASE_CLOCK;
-  return sql<number>`cast(${clock.now()} as bigint)`;
+  return nowValue(preparedNow(db, clock));
 }
 
 /**
@@ -29,6 +28,11 @@ export interface PreparedNow {
 export function preparedNow(db: Executor, clock: Clock): PreparedNow {
   const byDatabase = isPostgres(db) && clock === systemClock;
   return { byDatabase, now: byDatabase ? undefined : clock.now() };
+}
+
+/** The expression of a `PreparedNow` with its value in it, for a query built anew. */
+export function nowValue({ byDatabase, now }: PreparedNow): RawBuilder<number> {
+  return byDatabase ? DATABASE_CLOCK : sql<number>`cast(${now} as bigint)`;
 }
 
 /** The expression `preparedNow` stands for, as its query is built. */

@@ -52,6 +52,11 @@ export function allColumns<Row>(every: Record<keyof Row & string, true>): (keyof
   return Object.keys(every) as (keyof Row & string)[];
 }
 
+/** The columns a partial change sets: those given a value (undefined means "leave it"). */
+export function givenColumns<Row extends object>(changes: Row): (keyof Row & string)[] {
+  return (Object.keys(changes) as (keyof Row & string)[]).filter((key) => changes[key] !== undefined);
+}
+
 /** A row of slots for `.values()`: each column filled from the row given for `name`. */
 export function rowSlots<Row>(name: string, columns: readonly (keyof Row & string)[], index?: number) {
   const row = Object.fromEntries(columns.map((column) => [column, sql`${new Slot(name, index, column)}`]));

@@ -91,16 +91,16 @@ export function afterCommitOnce(
   return 'registered';
 }
 
+const SAVEPOINT = CompiledQuery.raw('savepoint unit');
+const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint unit');
+const RELEASE_SAVEPOINT = CompiledQuery.raw('release savepoint unit');
+
 /**
  * Runs `work` inside a savepoint of `trx`: if it throws, its writes and the hooks it registered are undone
  * and the transaction goes on without them. The savepoint is released at once: each one left open makes
  * every later write of the transaction slower (SQLite checks each page it writes against every open
  * savepoint; PostgreSQL walks the open ones to tell its own rows).
  */
-const SAVEPOINT = CompiledQuery.raw('savepoint unit');
-const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint unit');
-const RELEASE_SAVEPOINT = CompiledQuery.raw('release savepoint unit');
-
 export async function inSavepoint<T>(trx: Transaction<Database>, work: () => Promise<T>): Promise<T> {
   const hooks = commitHooks.get(trx);
   const registered = hooks?.length ?? 0;

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
-import { databaseNow, nowExpression, preparedNow, type PreparedNow } from '../../db/now.js';
+import { nowExpression, nowValue, preparedNow, type PreparedNow } from '../../db/now.js';
 import { Prepared, slot, slots } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Database, Executor } from '../../db/types.js';
@@ -73,8 +73,9 @@ const asked = (eb: DeliveryScope) => eb('deliveries.retry_requested', '=', sql.l
  * a disabled webhook are held, held ones at an enabled webhook are due. Runs in the caller's transaction.
  */
 export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Claim> {
+  // One reading of the clock for the whole claim.
   const at = preparedNow(trx, options.clock);
-  const now = databaseNow(trx, options.clock);
+  const now = nowValue(at);
   const claim: Claim = { claimed: [], held: 0, resumed: 0 };
   const webhooks = await lockWebhooksToServe(trx, options);
   if (webhooks.length === 0) return claim;

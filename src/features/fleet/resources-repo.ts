@@ -1,4 +1,4 @@
-import { Prepared, rowSlots, rowsSlots, slot } from '../../db/prepared.js';
+import { givenColumns, Prepared, rowSlots, rowsSlots, slot } from '../../db/prepared.js';
 import type { Executor } from '../../db/types.js';
 import type { StoredResource } from './reports/diff.js';
 
@@ -88,9 +88,8 @@ export async function updateResource(
   id: string,
   changes: ResourceChanges,
 ): Promise<void> {
-  const given = (Object.keys(changes) as (keyof ResourceChanges)[]).filter(
-    (key) => changes[key] !== undefined && (key !== 'peerNodeId' || table === 'tunnels'),
-  );
+  // A service has no peer.
+  const given = givenColumns(changes).filter((key) => key !== 'peerNodeId' || table === 'tunnels');
   await UPDATE_RESOURCE.execute(db, { table, given }, { id, changes });
 }
 

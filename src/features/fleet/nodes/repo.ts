@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { isPostgres } from '../../../db/connect.js';
 import { paginate } from '../../../db/paginate.js';
-import { Prepared, rowSlots, slot } from '../../../db/prepared.js';
+import { givenColumns, Prepared, rowSlots, slot } from '../../../db/prepared.js';
 import type { Executor, NodesTable, NodeState } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { subtreeIds } from '../../orgs/repo.js';
@@ -38,7 +38,7 @@ export async function replaceLabels(
 }
 
 export async function updateNode(db: Executor, id: string, changes: Partial<NodeRow>): Promise<void> {
-  const given = (Object.keys(changes) as (keyof NodeRow)[]).filter((key) => changes[key] !== undefined);
+  const given = givenColumns(changes);
   if (given.length > 0) await UPDATE_NODE.execute(db, { given }, { id, changes });
 }
 
