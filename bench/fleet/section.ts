@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { num, type Common } from '../lib/options.js';
+import { compareDir, num, type Common } from '../lib/options.js';
 import * as pg from '../lib/postgres.js';
 import { cpuTimeMs } from '../lib/processes.js';
 import { ReportSender, sendBurst, sendPaced } from '../lib/reports.js';
 import * as r from '../lib/report.js';
-import { startService, stopAll, type Service } from '../lib/service.js';
+import { otherBuild, startService, stopAll, THIS_BUILD, type Build, type Service } from '../lib/service.js';
 import { seedDatabase } from '../notify/seed.js';
 import { SimulatedFleet } from './agents.js';
 
@@ -44,11 +44,22 @@ const PRIME_IN_FLIGHT = 16;
 /** More reports than this waiting for an answer: the service has fallen too far behind to keep sending. */
 const MAX_WAITING = 20_000;
 
-async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, db?: pg.BenchDatabase) {
+/** One case against one build: its row, and the figures the comparison sets side by side. */
+type Measured = { name: string; row: string[]; figures: Record<string, number> };
+
+async function measure(
+  c: FleetCase,
+  s: FleetSettings,
+  out: r.SectionResult,
+  build: Build,
+  db?: pg.BenchDatabase,
+) {
   const fleet = new SimulatedFleet(s.nodes, Date.now(), (s.nodes * 1000) / s.ratePerSecond);
-  const url = db?.url ?? `sqlite:${path.join(s.workDir, 'fleet', 'edgewatch.db')}`;
-  r.progress(`seeding ${r.whole(s.nodes)} nodes into ${db?.name ?? 'SQLite'}`);
-  const seeded = await seedDatabase(url, s.nodes, fleet.seed);
+  if (build !== THIS_BUILD) c = { ...c, name: `${c.name} (${build.label})`, goals: false };
+  const file = `edgewatch-${build === THIS_BUILD ? 'this' : 'other'}.db`;
+  const url = db?.url ?? `sqlite:${path.join(s.workDir, 'fleet', file)}`;
+  r.progress(`seeding ${r.whole(s.nodes)} nodes into ${db?.name ?? 'SQLite'} (${build.label})`);
+  const seeded = await seedDatabase(url, s.nodes, fleet.seed, build);
   const { secretKey: SECRET_KEY, adminKey: BOOTSTRAP_API_KEY } = seeded;
   const env = {
     DATABASE_URL: url,
@@ -61,8 +72,8 @@ async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, db?
   let sender: ReportSender | undefined;
   try {
     for (const [n, role] of roles.entries()) {
-      const logFile = path.join(s.workDir, 'fleet', `${c.database}-${n}-${role ?? 'serve'}.log`);
-      services.push(await startService({ role, nodeOptions: s.nodeOptions, logFile, env }));
+      const logFile = path.join(s.workDir, 'fleet', `${c.database}-${n}-${role ?? 'serve'}-${file}.log`);
+      services.push(await startService({ role, build, nodeOptions: s.nodeOptions, logFile, env }));
     }
     const apis = services.flatMap((service) => (service.baseUrl === undefined ? [] : [service.baseUrl]));
     sender = new ReportSender(apis, fleet.token, s.connections);
@@ -138,7 +149,7 @@ async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, db?
       );
     const pgShare =
       postgres === undefined ? '' : ` (${r.fixed(service, 2)} + ${r.fixed(postgres, 2)} PostgreSQL)`;
-    return [
+    const row = [
       c.name,
       `${r.whole(achievedPerSecond)} (${achieved.toFixed(3)})`,
       p50.toFixed(2),
@@ -150,6 +161,13 @@ async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, db?
       r.fixed(runner, 2),
       `${r.whole(events)} ÷ ${r.whole(changes)}`,
     ];
+    const figures = {
+      'reports/s': achievedPerSecond,
+      'p50 (ms)': p50,
+      'p99 (ms)': p99,
+      'server CPU': server,
+    };
+    return { name: c.name, row, figures } satisfies Measured;
   } finally {
     await sender?.close();
     await stopAll(services);
@@ -161,11 +179,18 @@ export async function runFleetSection(cases: FleetCase[], common: Common): Promi
   const out = r.emptyResult();
   fs.mkdirSync(path.join(s.workDir, 'fleet'), { recursive: true });
   const loadBefore = os.loadavg()[0] ?? 0;
-  const rows: string[][] = [];
+  const other = compareDir === undefined ? undefined : otherBuild(compareDir);
+  const builds = [THIS_BUILD, ...(other ? [other] : [])];
+  const measured: Measured[][] = [];
   for (const c of await pg.runnable(cases, s.postgresUrl, out, 'a fresh database, analysed after the seed')) {
-    const db = c.database === 'postgres' ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
-    rows.push(await measure(c, s, out, db).finally(() => db?.drop()));
+    const ofCase: Measured[] = [];
+    for (const build of builds) {
+      const db = c.database === 'postgres' ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
+      ofCase.push(await measure(c, s, out, build, db).finally(() => db?.drop()));
+    }
+    measured.push(ofCase);
   }
+  const rows = measured.flat().map((m) => m.row);
   out.output.unshift(
     `Fleet: ${r.whole(s.nodes)} nodes with 2 tunnels and 3 services each, seeded ALIVE; reports at ` +
       `${r.whole(s.ratePerSecond)}/s open loop, ${s.changePercent} % with a change, ${s.warmupSeconds} s untimed then ` +
@@ -181,5 +206,25 @@ export async function runFleetSection(cases: FleetCase[], common: Common): Promi
         rows,
       ),
     );
+  if (other !== undefined) {
+    const them = other.label;
+    const comparison = measured.flatMap(([ours, theirs]) =>
+      Object.entries(ours!.figures).map(([figure, value]) => {
+        const their = theirs!.figures[figure]!;
+        return [`${ours!.name}: ${figure}`, r.fixed(value, 2), r.fixed(their, 2), r.fixed(value / their, 2)];
+      }),
+    );
+    out.output.splice(
+      1,
+      0,
+      `Compared with ${them} (${other.root}): its own build and seed, after this build's`,
+    );
+    r.addTable(
+      out,
+      `This build against ${them}, one after the other in the same run (the rows above)`,
+      `figure | this build | ${them} | this build ÷ ${them}`,
+      comparison,
+    );
+  }
   return out;
 }
