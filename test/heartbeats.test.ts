@@ -6,6 +6,7 @@ import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import { HEARTBEAT_FLUSH_MS } from '../src/features/fleet/reports/heartbeats.js';
 import { eventsOfNode } from '../src/features/fleet/events/repo.js';
 import type { App } from '../src/http/types.js';
+import { transaction } from '../src/db/transaction.js';
 import { closeContext, openContext } from '../src/runtime.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
@@ -127,6 +128,35 @@ describe('cheap heartbeats', () => {
       .sort((a, b) => a.sequence - b.sequence)
       .map((event) => event.current_state);
     expect(states).toEqual(['ALIVE', 'UNREACHABLE', 'ALIVE']);
+  });
+
+  it('lets a transaction that read a node still write it while the buffer writes its heartbeat', async () => {
+    // On SQLite the buffer writes on a connection of its own: a transaction that had read before that
+    // write committed could not have written at all, had it not taken the write lock at its start.
+    const node = await registered('written-meanwhile');
+    await report(node.token, STATE);
+    await tick();
+    await report(node.token, STATE);
+    await t.app.heartbeats.flush(); // the writer is ready
+    const before = await stored(node.id);
+    await tick();
+    await report(node.token, STATE);
+    let flushing: Promise<void> | undefined;
+    await transaction(t.ctx.db, async (trx) => {
+      await trx.selectFrom('nodes').select('name').where('id', '=', node.id).executeTakeFirstOrThrow();
+      flushing = t.app.heartbeats.flush();
+      // The buffer's write either waits for this transaction or commits now: give it the time to do so.
+      await Promise.race([flushing, new Promise((resolve) => setTimeout(resolve, 200))]);
+      await trx.updateTable('nodes').set({ name: 'renamed meanwhile' }).where('id', '=', node.id).execute();
+    });
+    await flushing;
+    const after = await t.ctx.db
+      .selectFrom('nodes')
+      .select(['name', 'last_seen_at'])
+      .where('id', '=', node.id)
+      .executeTakeFirstOrThrow();
+    expect(after.name).toBe('renamed meanwhile');
+    expect(Number(after.last_seen_at)).toBeGreaterThan(Number(before.last_seen_at));
   });
 
   it('keeps liveness right when a node reports to two API processes', async () => {

@@ -31,6 +31,14 @@ const SQLITE_CACHE_KIB = 65_536;
 const SQLITE_MMAP_BYTES = 268_435_456;
 
 /**
+ * Kysely begins every transaction DEFERRED: it reads first and takes the write lock at its first write. Another
+ * connection (the heartbeat writer's thread, a CLI command) that commits in between would leave it unable
+ * to write at all (SQLITE_BUSY_SNAPSHOT, which no waiting cures). IMMEDIATE takes the lock at the start,
+ * waiting for it there (busy_timeout).
+ */
+const BEGIN_IMMEDIATE = 'begin immediate';
+
+/**
  * Kysely's SQLite driver prepares every query anew; preparing costs about as much as running a small
  * query, so statements are kept by their SQL text (bounded, oldest dropped first). Reuse is safe: the
  * driver runs one query at a time on its single connection and never leaves an iterator open here.
@@ -42,7 +50,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
     prepare(sql) {
       let statement = statements.get(sql);
       if (statement === undefined) {
-        statement = sqlite.prepare(sql);
+        statement = sqlite.prepare(sql === 'begin' ? BEGIN_IMMEDIATE : sql);
         setBounded(statements, sql, statement, STATEMENT_CACHE_SIZE);
       }
       return statement;
@@ -116,6 +124,12 @@ const sqliteHandles = new WeakMap<Executor, SQLite.Database>();
 export function idleSqlite(db: Executor): SQLite.Database | undefined {
   const handle = sqliteHandles.get(db);
   return handle !== undefined && !handle.inTransaction ? handle : undefined;
+}
+
+/** The file of an embedded database kept in one (not in memory); undefined otherwise. */
+export function sqliteFile(db: Db): string | undefined {
+  const handle = sqliteHandles.get(db);
+  return handle === undefined || handle.memory ? undefined : handle.name;
 }
 
 export interface ConnectOptions {

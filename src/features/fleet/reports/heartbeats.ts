@@ -1,41 +1,14 @@
-import { sql } from 'kysely';
 import type { AppContext } from '../../../context.js';
-import { isPostgres } from '../../../db/connect.js';
-import type { Executor } from '../../../db/types.js';
+import { lastSeenWriter, type LastSeenWriter } from './last-seen-writer.js';
 import { applyReport } from './service.js';
 
 /** How often buffered heartbeats reach the database; the liveness sweep allows for this much delay. */
 export const HEARTBEAT_FLUSH_MS = 1_000;
 /**
- * Small enough that one statement holds SQLite's single connection (and so the event loop, since
- * better-sqlite3 is synchronous) for a few milliseconds, not a tenth of a second: reports waiting
- * behind a flush are answered in between.
+ * Small enough that one statement holds SQLite's write lock for a few milliseconds, not a tenth of a second:
+ * a report's transaction waiting for it at its start (last-seen-writer.ts) goes in between.
  */
 const ROWS_PER_STATEMENT = 100;
-
-interface Flushed {
-  id: string;
-  node_state: string;
-}
-
-/** Moves each node's last report forward (never back), returning the nodes it moved and their state. */
-async function writeLastSeen(db: Executor, rows: readonly [string, number][]): Promise<Flushed[]> {
-  if (isPostgres(db)) {
-    const { rows: moved } = await sql<Flushed>`
-      update nodes set last_seen_at = v.t
-      from unnest(${rows.map(([id]) => id)}::text[], ${rows.map(([, at]) => at)}::bigint[]) as v(id, t)
-      where nodes.id = v.id and (nodes.last_seen_at is null or nodes.last_seen_at < v.t)
-      returning nodes.id, nodes.node_state`.execute(db);
-    return moved;
-  }
-  const values = sql.join(rows.map(([id, at]) => sql`(${id}, ${at})`));
-  const { rows: moved } = await sql<Flushed>`
-    with v(id, t) as (values ${values})
-    update nodes set last_seen_at = v.t from v
-    where nodes.id = v.id and (nodes.last_seen_at is null or nodes.last_seen_at < v.t)
-    returning id, node_state`.execute(db);
-  return moved;
-}
 
 /**
  * Reports that change nothing only say "still here": their times are kept in memory and written for all
@@ -48,8 +21,11 @@ export class HeartbeatBuffer {
   private pending = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private readonly writer: LastSeenWriter;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    this.writer = lastSeenWriter(ctx.db);
+  }
 
   record(nodeId: string, at: number): void {
     this.pending.set(nodeId, Math.max(at, this.pending.get(nodeId) ?? at));
@@ -59,11 +35,12 @@ export class HeartbeatBuffer {
     this.timer ??= setInterval(() => void this.flush(), HEARTBEAT_FLUSH_MS).unref();
   }
 
-  /** Stops the timer and writes what is left. */
+  /** Stops the timer, writes what is left and closes the writer. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+    await this.writer.close();
   }
 
   /** Writes the buffered times now (waiting for a write under way first). */
@@ -80,7 +57,7 @@ export class HeartbeatBuffer {
     const rows = [...batch];
     try {
       for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-        const moved = await writeLastSeen(this.ctx.db, rows.slice(start, start + ROWS_PER_STATEMENT));
+        const moved = await this.writer.write(rows.slice(start, start + ROWS_PER_STATEMENT));
         for (const node of moved) {
           if (node.node_state !== 'ALIVE') await applyReport(this.ctx, node.id, {});
         }
