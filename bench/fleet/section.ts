@@ -207,24 +207,13 @@ export async function runFleetSection(cases: FleetCase[], common: Common): Promi
       ),
     );
   if (other !== undefined) {
-    const them = other.label;
-    const comparison = measured.flatMap(([ours, theirs]) =>
-      Object.entries(ours!.figures).map(([figure, value]) => {
-        const their = theirs!.figures[figure]!;
-        return [`${ours!.name}: ${figure}`, r.fixed(value, 2), r.fixed(their, 2), r.fixed(value / their, 2)];
-      }),
-    );
-    out.output.splice(
-      1,
-      0,
-      `Compared with ${them} (${other.root}): its own build and seed, after this build's`,
-    );
-    r.addTable(
-      out,
-      `This build against ${them}, one after the other in the same run (the rows above)`,
-      `figure | this build | ${them} | this build ÷ ${them}`,
-      comparison,
-    );
+    const line = `Compared with ${other.label} (${other.root}): its own build and seed, after this build's`;
+    out.output.splice(1, 0, line);
+    const compare = ([ours, theirs]: Measured[]) =>
+      Object.keys(ours!.figures).flatMap((figure) =>
+        r.compared(`${ours!.name}: ${figure}`, ours!.figures[figure], theirs!.figures[figure]),
+      );
+    r.addComparison(out, other.label, measured.flatMap(compare));
   }
   return out;
 }

@@ -50,6 +50,19 @@ export function addTable(out: SectionResult, intro: string, head: string, rows: 
   if (rows.length > 0) out.output.push(`\n${intro}\n`, table(head, rows, left));
 }
 
+/** A figure of this build beside another build's (--compare) and their ratio; nothing if either is missing. */
+export function compared(figure: string, ours?: number, theirs?: number): string[][] {
+  if (ours === undefined || theirs === undefined) return [];
+  const shown = (x: number) => (x >= 100 ? whole(x) : x.toFixed(2));
+  return [[figure, shown(ours), shown(theirs), (ours / theirs).toFixed(2)]];
+}
+
+/** The table of `compared` rows, after the rows they come from. */
+export function addComparison(out: SectionResult, them: string | undefined, rows: string[][]) {
+  const head = `figure | this build | ${them} | this build ÷ ${them}`;
+  addTable(out, `This build against ${them}, measured in the same run (the rows above)`, head, rows);
+}
+
 /** A Markdown table from `a | b | c` headings; columns are right-aligned except those in `left`. */
 export function table(head: string, rows: string[][], left = [0]): string {
   const names = head.split(' | ');

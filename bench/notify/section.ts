@@ -159,17 +159,12 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     const [ours, theirs] = [c.name, named(c, other!)];
     const [lo, lt] = [ours, theirs].map((name) => latencies.get(name));
     const [to, tt] = [ours, theirs].map((name) => rounds.median(name));
-    const figure = (x: number) => (x >= 100 ? r.whole(x) : x.toFixed(2));
-    const pair = (what: string, a?: number, b?: number) =>
-      a === undefined || b === undefined
-        ? []
-        : [[`${c.name}: ${what}`, figure(a), figure(b), (a / b).toFixed(2)]];
     const cpu = (run?: m.ThroughputRun) => run && m.cpuPerNotification(run);
     return [
-      ...pair('p50 (ms)', lo?.p50, lt?.p50),
-      ...pair('p99 (ms)', lo?.p99, lt?.p99),
-      ...pair('notifications/s', to?.perSecond, tt?.perSecond),
-      ...pair('sending CPU per notification (µs)', cpu(to), cpu(tt)),
+      ...r.compared(`${c.name}: p50 (ms)`, lo?.p50, lt?.p50),
+      ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
+      ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
+      ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
     ];
   });
 
@@ -202,8 +197,6 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     throughput,
     [0, 7],
   );
-  const them = other?.label;
-  const against = `This build against ${them}, measured in the same run (the rows above)`;
-  r.addTable(out, against, `figure | this build | ${them} | this build ÷ ${them}`, comparison);
+  r.addComparison(out, other?.label, comparison);
   return workers === undefined ? out : r.merge(out, workers);
 }
