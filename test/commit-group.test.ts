@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CommitGroup } from '../src/db/commit-group.js';
 import type { Logger } from 'pino';
 import { afterCommit, logCommitHooksTo, transaction } from '../src/db/transaction.js';
@@ -6,17 +6,10 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../src/db/types.js';
 import { TickBatch } from '../src/lib/tick-batch.js';
 import { listRuns, recordRun } from './support/jobs-tables.js';
-import { dialect, openJobsDatabase, type JobsDatabase } from './support/jobs-fixture.js';
+import { dialect, jobsDatabaseOfFile } from './support/jobs-fixture.js';
 
-let jobs: JobsDatabase;
 let db: Db;
-beforeAll(async () => {
-  jobs = await openJobsDatabase();
-  db = jobs.db;
-});
-afterAll(async () => {
-  await jobs.close();
-});
+jobsDatabaseOfFile((opened) => (db = opened));
 
 const run = (kind: string, n: number) => ({
   kind,

@@ -14,23 +14,15 @@ import {
   jobsOf,
   ManualClock,
   onlyJob,
-  openJobsDatabase,
+  jobsDatabaseOfFile,
   testWorker,
   waitFor,
-  type JobsDatabase,
 } from './support/jobs-fixture.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
-let jobs: JobsDatabase;
 let db: Db;
-beforeAll(async () => {
-  jobs = await openJobsDatabase();
-  db = jobs.db;
-});
-afterAll(async () => {
-  await jobs.close();
-});
+jobsDatabaseOfFile((opened) => (db = opened));
 
 class Rollback extends Error {}
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { databaseNow } from '../src/db/now.js';
 import type { Db } from '../src/db/types.js';
 import { backoffDelay, DEFAULT_BACKOFF, JITTER, type BackoffPolicy } from '../src/jobs/backoff.js';
@@ -14,23 +14,15 @@ import {
   type Deferred,
   ManualClock,
   onlyJob,
-  openJobsDatabase,
+  jobsDatabaseOfFile,
   testWorker,
   waitFor,
-  type JobsDatabase,
 } from './support/jobs-fixture.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
-let jobs: JobsDatabase;
 let db: Db;
-beforeAll(async () => {
-  jobs = await openJobsDatabase();
-  db = jobs.db;
-});
-afterAll(async () => {
-  await jobs.close();
-});
+jobsDatabaseOfFile((opened) => (db = opened));
 
 /** A worker with these handlers, on a clock set to T0 that the test moves. */
 function workerAtT0(...handlers: JobHandler<never>[]) {

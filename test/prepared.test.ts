@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { allColumns, Prepared, rowsSlots, slot, slots } from '../src/db/prepared.js';
 import type { Db, Executor } from '../src/db/types.js';
 import { listRuns, type TestRun } from './support/jobs-tables.js';
-import { openJobsDatabase, type JobsDatabase } from './support/jobs-fixture.js';
+import { jobsDatabaseOfFile } from './support/jobs-fixture.js';
 
-let jobs: JobsDatabase;
 let db: Db;
-beforeAll(async () => {
-  jobs = await openJobsDatabase();
-  db = jobs.db;
-});
-afterAll(async () => {
-  await jobs.close();
-});
+jobsDatabaseOfFile((opened) => (db = opened));
 
 const runs = (db: Executor) => db.withTables<{ test_runs: TestRun }>();
 const RUN_COLUMNS = allColumns<TestRun>({ kind: true, job_id: true, worker: true, attempt: true, at: true });

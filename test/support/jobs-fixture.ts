@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { afterAll, beforeAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import type { DatabaseTarget } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/connect.js';
@@ -84,6 +85,18 @@ export interface JobsDatabase {
   /** Another connection to the same database (closed with the rest). */
   connect(): Db;
   close(): Promise<void>;
+}
+
+/** A file's database: opened (openJobsDatabase) before its tests, `opened` given it, closed after them. */
+export function jobsDatabaseOfFile(opened: (db: Db) => void): void {
+  let jobs: JobsDatabase | undefined;
+  beforeAll(async () => {
+    jobs = await openJobsDatabase();
+    opened(jobs.db);
+  });
+  afterAll(async () => {
+    await jobs?.close();
+  });
 }
 
 /** A fresh database of the dialect under test, migrated, with the test_runs table. */
