@@ -44,16 +44,11 @@ const PRIME_IN_FLIGHT = 16;
 /** More reports than this waiting for an answer: the service has fallen too far behind to keep sending. */
 const MAX_WAITING = 20_000;
 
-/** One case against one build: its row, and the figures the comparison sets side by side. */
-type Measured = { name: string; row: string[]; figures: Record<string, number> };
+/** One case against one build: its row (the name first), and the figures the comparison sets side by side. */
+type Measured = { row: string[]; figures: Record<string, number> };
+type On = { build: Build; db: pg.BenchDatabase | undefined };
 
-async function measure(
-  c: FleetCase,
-  s: FleetSettings,
-  out: r.SectionResult,
-  build: Build,
-  db?: pg.BenchDatabase,
-) {
+async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, { build, db }: On) {
   const fleet = new SimulatedFleet(s.nodes, Date.now(), (s.nodes * 1000) / s.ratePerSecond);
   if (build !== THIS_BUILD) c = { ...c, name: `${c.name} (${build.label})`, goals: false };
   const file = `edgewatch-${build === THIS_BUILD ? 'this' : 'other'}.db`;
@@ -167,7 +162,7 @@ async function measure(
       'p99 (ms)': p99,
       'server CPU': server,
     };
-    return { name: c.name, row, figures } satisfies Measured;
+    return { row, figures } satisfies Measured;
   } finally {
     await sender?.close();
     await stopAll(services);
@@ -186,7 +181,7 @@ export async function runFleetSection(cases: FleetCase[], common: Common): Promi
     const ofCase: Measured[] = [];
     for (const build of builds) {
       const db = c.database === 'postgres' ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
-      ofCase.push(await measure(c, s, out, build, db).finally(() => db?.drop()));
+      ofCase.push(await measure(c, s, out, { build, db }).finally(() => db?.drop()));
     }
     measured.push(ofCase);
   }
@@ -197,21 +192,16 @@ export async function runFleetSection(cases: FleetCase[], common: Common): Promi
       `${s.durationSeconds} s timed, ${s.connections} connections per API process; NODE_HEARTBEAT_TIMEOUT_S=` +
       `${HEARTBEAT_TIMEOUT_S}; load average (1 min) at the start ${loadBefore.toFixed(2)}`,
   );
-  if (rows.length > 0)
-    out.output.push(
-      '',
-      r.table(
-        `measurement | achieved (reports/s) | p50 (ms) | p99 (ms) | p99 ÷ ${TARGET.p99Ms} ms | max (ms) | failed | server CPU (cores) | ` +
-          'sender CPU (cores) | events ÷ changes',
-        rows,
-      ),
-    );
+  const head =
+    `measurement | achieved (reports/s) | p50 (ms) | p99 (ms) | p99 ÷ ${TARGET.p99Ms} ms | max (ms) | failed | ` +
+    'server CPU (cores) | sender CPU (cores) | events ÷ changes';
+  if (rows.length > 0) out.output.push('', r.table(head, rows));
   if (other !== undefined) {
     const line = `Compared with ${other.label} (${other.root}): its own build and seed, after this build's`;
     out.output.splice(1, 0, line);
     const compare = ([ours, theirs]: Measured[]) =>
       Object.keys(ours!.figures).flatMap((figure) =>
-        r.compared(`${ours!.name}: ${figure}`, ours!.figures[figure], theirs!.figures[figure]),
+        r.compared(`${ours!.row[0]}: ${figure}`, ours!.figures[figure], theirs!.figures[figure]),
       );
     r.addComparison(out, other.label, measured.flatMap(compare));
   }

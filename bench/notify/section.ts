@@ -93,13 +93,11 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       for (let round = 1; of('throughput').length > 0 && round <= roundCount; round += 1) {
         for (const c of of('throughput'))
           for (const build of builds) {
-            const d = deployment(c, build);
+            const [d, name] = [deployment(c, build), named(c, build)];
             if (d.postgres !== undefined) await pg.vacuumAnalyze(d.postgres.url);
-            r.progress(`round ${round}/${roundCount}: ${named(c, build)}`);
-            rounds.add(
-              named(c, build),
-              await m.measureThroughput(named(c, build), d, receiver, { nodes: context.changing, round }),
-            );
+            r.progress(`round ${round}/${roundCount}: ${name}`);
+            const burst = { nodes: context.changing, round };
+            rounds.add(name, await m.measureThroughput(name, d, receiver, burst));
           }
         if (of('floor').length > 0)
           rounds.add(FLOOR, await measureFloor(anchor(FLOOR, round), receiver, { secret, ...settings }));
