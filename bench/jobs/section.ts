@@ -125,17 +125,10 @@ function summarize(c: JobCase, jobs: number, reports: WorkerReport[], t: Timing)
   const ran = new Set(reports.flatMap((x) => x.starts.flatMap((at, seq) => (at === null ? [] : [seq])))).size;
   const drainPerSecond = (jobs * 1000) / (last - first);
   const perJob = (ms: number | undefined) => r.fixed(ms === undefined ? undefined : (ms * 1000) / jobs, 0);
-  const row = [
-    c.name,
-    r.whole((jobs * 1000) / enqueueMs),
-    r.whole(drainPerSecond),
-    '',
-    (first - Math.min(...reports.map((x) => x.startedAt))).toFixed(0),
-    (settledAt - last).toFixed(0),
-    reports.map((x) => r.whole(x.runs)).join(' + '),
-    perJob(reports.reduce((sum, x) => sum + x.cpuMs, 0)),
-    perJob(dbMs),
-  ];
+  const firstAfterStart = (first - Math.min(...reports.map((x) => x.startedAt))).toFixed(0);
+  const row = [c.name, r.whole((jobs * 1000) / enqueueMs), r.whole(drainPerSecond), '', firstAfterStart];
+  row.push((settledAt - last).toFixed(0), reports.map((x) => r.whole(x.runs)).join(' + '));
+  row.push(perJob(reports.reduce((sum, x) => sum + x.cpuMs, 0)), perJob(dbMs));
   return { drainPerSecond, row, runs, ranTwice: runs - ran };
 }
 
@@ -208,12 +201,8 @@ async function latency(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobC
   if (latencies.length === 0) throw new Error(`${c.name}: no job ran`);
   const timed = commits.slice(warmup).filter((at) => at !== null);
   const rate = ((timed.length - 1) * 1000) / (Math.max(...timed) - Math.min(...timed));
-  const ms = [
-    Math.min(...latencies),
-    r.percentile(latencies, 50),
-    r.percentile(latencies, 99),
-    Math.max(...latencies),
-  ];
+  const ms = [Math.min(...latencies), r.percentile(latencies, 50), r.percentile(latencies, 99)];
+  ms.push(Math.max(...latencies));
   const early = latencies.filter((x) => x < 0).length;
   return [c.name, String(latencies.length), r.whole(rate), String(early), ...ms.map((x) => x.toFixed(2))];
 }
@@ -222,12 +211,8 @@ export async function runJobSection(cases: JobCase[], common: Common): Promise<r
   const s = settings(common);
   const out = r.emptyResult('Job queue: no-op jobs, one job kind');
   fs.mkdirSync(path.join(s.workDir, 'jobs'), { recursive: true });
-  const runnable = await pg.runnable(
-    cases,
-    s.postgresUrl,
-    out,
-    'a fresh database, a fresh schema per measurement',
-  );
+  const fresh = 'a fresh database, a fresh schema per measurement';
+  const runnable = await pg.runnable(cases, s.postgresUrl, out, fresh);
   const rounds = new r.Rounds<Awaited<ReturnType<typeof throughput>>>((x) => x.drainPerSecond);
   const latencies: string[][] = [];
   const postgres = runnable.some((c) => c.database === 'postgres');

@@ -21,10 +21,22 @@ const DEFAULTS = {
 };
 
 const strings = { only: {}, 'node-options': {}, 'postgres-url': {}, compare: {}, ...DEFAULTS };
-const { values } = parseArgs({
-  options: Object.fromEntries(Object.keys(strings).map((name) => [name, { type: 'string' as const }])),
-});
-const flags = values as Record<string, string | undefined>;
+const flags = readFlags();
+
+/** The options, or the list of them (with their defaults) on `--help` or an unknown option, and exit. */
+function readFlags(): Record<string, string | undefined> {
+  const options = Object.fromEntries(Object.keys(strings).map((name) => [name, { type: 'string' as const }]));
+  try {
+    const { values } = parseArgs({ options: { ...options, help: { type: 'boolean' } } });
+    if (!values.help) return values as Record<string, string>;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n`);
+  }
+  console.error(`usage: npm run bench -- [--<option> <value>] ... (docs/benchmarks.md)\n`);
+  for (const name of Object.keys(strings))
+    console.error(`  --${name} ${DEFAULTS[name as keyof typeof DEFAULTS] ?? ''}`);
+  process.exit(2);
+}
 
 /** --only: the cases whose name contains it (and their anchors). */
 export const only = flags.only;

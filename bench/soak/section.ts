@@ -58,16 +58,10 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
     const kept = [w1, w2, w3];
     r.progress(`soak: seeding ${NODES} nodes into ${db.name}`);
     const seeded = await seedDatabase(db.url, NODES);
-    const env = {
-      DATABASE_URL: db.url,
-      SECRET_KEY: seeded.secretKey,
-      BOOTSTRAP_API_KEY: seeded.adminKey,
-      NODE_HEARTBEAT_TIMEOUT_S: '3600',
-      DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
-      DELIVERY_RETRY_SCHEDULE: SCHEDULE,
-      MAX_WEBHOOKS_PER_USER: '4',
-      ...service.localWebhooksEnv(common.certificates),
-    };
+    const env = { DATABASE_URL: db.url, SECRET_KEY: seeded.secretKey, BOOTSTRAP_API_KEY: seeded.adminKey };
+    const limits = { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS), DELIVERY_RETRY_SCHEDULE: SCHEDULE };
+    Object.assign(env, limits, { NODE_HEARTBEAT_TIMEOUT_S: '3600', MAX_WEBHOOKS_PER_USER: '4' });
+    Object.assign(env, service.localWebhooksEnv(common.certificates));
     // `serve` runs the API and a dispatcher of its own, so deliveries also start where they are made.
     const start = async (role: 'worker' | undefined, n = 1) => {
       const logFile = path.join(common.workDir, `soak-${role ?? 'serve'}-${n}.log`);
@@ -92,7 +86,8 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
       actions = actions.then(async () => {
         const answer = await api.request(method, path, body).catch((e) => ({ status: 0, body: String(e) }));
         // 409: already enabled (verified since its last edit, and not failed ten times since).
-        if (answer.status !== 409 && (answer.status >= 300 || answer.body?.status === 'FAILED'))
+        const refused = answer.status !== 409 && (answer.status >= 300 || answer.body?.status === 'FAILED');
+        if (refused)
           out.warnings.push(
             `warning: soak: ${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`,
           );
@@ -155,14 +150,9 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
     const drainS = Math.max(60, seconds);
     const pending = () => Promise.all(kept.map((x) => deliveries(x, 'pending')));
     const drainedBy = performance.now() + drainS * 1000;
-    for (
-      let left = await pending();
-      left.some(Boolean) && performance.now() < drainedBy;
-      left = await pending()
-    ) {
+    let left = await pending();
+    for (; left.some(Boolean) && performance.now() < drainedBy; await sleep(2_000), left = await pending())
       r.progress(`soak: deliveries pending: ${kept.map((x, i) => `${x.name} ${left[i]}`).join(', ')}`);
-      await sleep(2_000);
-    }
     // A late second send of a delivered notification would come now, if ever.
     await sleep(2_000);
 
@@ -174,13 +164,9 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
       x.state = is_enabled ? 'enabled' : `disabled (${disabled_reason})`;
     }
     const of = (x: Hook, status: string) => x.counts[status] ?? 0;
+    const all2xx = (x: Hook) => `all ${r.whole(x.made)} delivered`;
     const delivered = (x: Hook) =>
-      r.exactly(
-        `soak: ${x.name} (${x.behaviour})`,
-        `all ${r.whole(x.made)} delivered`,
-        of(x, 'delivered'),
-        x.made,
-      );
+      r.exactly(`soak: ${x.name} (${x.behaviour})`, all2xx(x), of(x, 'delivered'), x.made);
     const w2Settled = ['delivered', 'held', 'expired', 'failed'].reduce((sum, s) => sum + of(w2, s), 0);
     const duplicates = all.flatMap((x) => x.duplicates.map((id) => `${x.name} ${id}`));
     if (duplicates.length > 0)
