@@ -22,6 +22,29 @@ const remember = (delivery) => {
 const hmacHex = (timestamp, payload) =>
   createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
 const sameText = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+// A whsec_ secret's requests also carry the Standard Webhooks headers, keyed with its base64 part decoded.
+const standardKey = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : undefined;
+const standardSignature = (id, seconds, payload) =>
+  `v1,${createHmac('sha256', standardKey).update(`${id}.${seconds}.${payload}`).digest('base64')}`;
+
+/** Whether the request is signed by the secret, by whichever scheme it carries; the reason when not. */
+function signatureProblem(headers, raw) {
+  const standard = standardKey !== undefined && headers['webhook-signature'] !== undefined;
+  const timestamp = String(standard ? headers['webhook-timestamp'] : headers['x-service-timestamp']);
+  const timestampMs = standard ? Number(timestamp) * 1000 : Number(timestamp);
+  if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() - timestampMs) > toleranceMs) {
+    return 'stale or missing timestamp';
+  }
+  if (standard) {
+    const expected = standardSignature(String(headers['webhook-id']), timestamp, raw);
+    const given = String(headers['webhook-signature']).split(' ');
+    return given.some((one) => sameText(one, expected)) ? undefined : 'bad signature';
+  }
+  const signature = String(headers['x-service-signature'] ?? '');
+  return signature.startsWith('v1=') && sameText(signature.slice(3), hmacHex(timestamp, raw))
+    ? undefined
+    : 'bad signature';
+}
 
 function send(res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -43,13 +66,8 @@ async function handle(req, res) {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const raw = Buffer.concat(chunks).toString('utf8');
-    const signature = String(req.headers['x-service-signature'] ?? '');
-    if (!/^\d+$/.test(String(timestamp)) || Math.abs(Date.now() - Number(timestamp)) > toleranceMs) {
-      return send(res, 400, { error: 'stale or missing timestamp' });
-    }
-    if (!signature.startsWith('v1=') || !sameText(signature.slice(3), hmacHex(timestamp, raw))) {
-      return send(res, 401, { error: 'bad signature' });
-    }
+    const problem = signatureProblem(req.headers, raw);
+    if (problem !== undefined) return send(res, problem === 'bad signature' ? 401 : 400, { error: problem });
     const event = JSON.parse(raw);
     // A delivery may come twice (a retry after a lost answer, a crash): it keeps its id, so skip repeats.
     const delivery = String(req.headers['x-service-delivery'] ?? '');

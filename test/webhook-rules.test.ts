@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, headerProblems } from '../src/features/webhooks/rules.js';
 import { challengeAnswerProblem, challengeUrl } from '../src/features/webhooks/challenge.js';
 import { parseNetworks } from '../src/net/addresses.js';
-import { hmacHex, signatureHeader } from '../src/features/webhooks/signing.js';
+import { hmacHex, notificationHeaders, signatureHeader } from '../src/features/webhooks/signing.js';
 import * as kit from '../src/receiver/index.js';
 
 describe('header rules', () => {
@@ -118,6 +119,19 @@ describe('HMAC construction', () => {
     expect(
       kit.verifySignature(secret, { body, timestamp, signature: header }, { now: Number(timestamp) }),
     ).toEqual({ ok: true });
+  });
+
+  it('matches the documented Standard Webhooks signature, as the standardwebhooks package signs it', () => {
+    const doc = fs.readFileSync(new URL('../docs/notifications.md', import.meta.url), 'utf8');
+    const body = /```text\n(\{.*\})\n```/.exec(doc)?.[1] ?? '';
+    const standardSecret = 'whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
+    const deliveryId = '01940a6e-0000-7000-8000-0000000000d1';
+    const headers = notificationHeaders({}, { secret: standardSecret, timestamp, deliveryId, body });
+    expect(headers).toMatchObject({ 'webhook-id': deliveryId, 'webhook-timestamp': '1767225600' });
+    expect(doc).toContain(`webhook-signature: ${headers['webhook-signature']}`);
+    const library = new Webhook(standardSecret);
+    expect(library.sign(deliveryId, new Date(Number(timestamp)), body)).toBe(headers['webhook-signature']);
+    expect(notificationHeaders({}, { secret, timestamp, deliveryId, body })).not.toHaveProperty('webhook-id');
   });
 
   it('agrees with an independent implementation (openssl) on random inputs', () => {

@@ -1,7 +1,8 @@
 /**
  * Receiver kit: what a webhook endpoint needs to answer edgewatch's challenge and to check the
- * signature of every notification. Standalone on purpose (node:crypto only), so it can be copied
- * into a receiver as is; docs/receiving-webhooks.md shows it in a complete server.
+ * signature of every notification, by the `X-Service-*` headers or, for a `whsec_` secret, by the Standard
+ * Webhooks ones. Standalone on purpose (node:crypto only), so it can be copied into a receiver as is;
+ * docs/receiving-webhooks.md shows it in a complete server.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -107,4 +108,88 @@ export function verifySignature(
   if (!sameText(signature.slice(3), hmacHex(secret, timestamp, request.body)))
     return { ok: false, reason: 'signature mismatch' };
   return { ok: true };
+}
+
+const STANDARD_SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+const STANDARD_KEY_BYTES = { min: 24, max: 64 };
+
+/**
+ * The Standard Webhooks key of a `whsec_<base64>` secret (24–64 bytes once decoded); undefined for any
+ * other secret, which is signed by the `X-Service-*` headers alone.
+ */
+export function standardWebhooksKey(secret: string): Buffer | undefined {
+  const encoded = STANDARD_SECRET.exec(secret)?.[1];
+  if (encoded === undefined) return undefined;
+  const key = Buffer.from(encoded, 'base64');
+  const exact = key.toString('base64').replace(/=+$/, '') === encoded.replace(/=+$/, '');
+  return exact && key.length >= STANDARD_KEY_BYTES.min && key.length <= STANDARD_KEY_BYTES.max
+    ? key
+    : undefined;
+}
+
+/** `v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>`: the `webhook-signature` header. */
+export function standardSignature(key: Buffer, id: string, timestamp: string, body: string): string {
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
+}
+
+export interface StandardSignedRequest {
+  /** The raw body exactly as received. */
+  body: string;
+  /** webhook-id: the delivery's id, the same on every retry. */
+  id: string | undefined;
+  /** webhook-timestamp: seconds since the epoch. */
+  timestamp: string | undefined;
+  /** webhook-signature: one or more `v1,<base64>`, separated by spaces. */
+  signature: string | undefined;
+}
+
+/**
+ * Checks a notification by its Standard Webhooks headers, as the specification's libraries do: one of the
+ * signatures matches, and the timestamp is no further than `toleranceMs` (default 5 minutes) from now.
+ */
+export function verifyStandardSignature(
+  secret: string,
+  request: StandardSignedRequest,
+  options: { now?: number; toleranceMs?: number } = {},
+): SignatureVerdict {
+  const key = standardWebhooksKey(secret);
+  if (key === undefined) return { ok: false, reason: 'the secret is not a whsec_ secret' };
+  const { id, timestamp, signature } = request;
+  if (id === undefined || id === '') return { ok: false, reason: 'missing webhook-id' };
+  if (timestamp === undefined || !/^\d{1,13}$/.test(timestamp))
+    return { ok: false, reason: 'missing or malformed timestamp' };
+  if (Math.abs((options.now ?? Date.now()) - Number(timestamp) * 1000) > (options.toleranceMs ?? 300_000))
+    return { ok: false, reason: 'timestamp too far from now' };
+  const expected = standardSignature(key, id, timestamp, request.body);
+  const given = (signature ?? '').split(' ').filter((one) => one.startsWith('v1,'));
+  if (given.length === 0) return { ok: false, reason: 'missing or malformed signature' };
+  return given.some((one) => sameText(one, expected))
+    ? { ok: true }
+    : { ok: false, reason: 'signature mismatch' };
+}
+
+/**
+ * Checks a notification by whichever scheme it carries: the Standard Webhooks headers when the secret is a
+ * `whsec_` one and they are present, else the `X-Service-*` ones. Header names in lower case, as Node gives them.
+ */
+export function verifyNotification(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  body: string,
+  options: { now?: number; toleranceMs?: number } = {},
+): SignatureVerdict {
+  const header = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value.join(' ') : value;
+  };
+  if (standardWebhooksKey(secret) !== undefined && header('webhook-signature') !== undefined) {
+    const request = { body, id: header('webhook-id'), timestamp: header('webhook-timestamp') };
+    return verifyStandardSignature(secret, { ...request, signature: header('webhook-signature') }, options);
+  }
+  const request = {
+    body,
+    timestamp: header('x-service-timestamp'),
+    signature: header('x-service-signature'),
+  };
+  return verifySignature(secret, request, options);
 }

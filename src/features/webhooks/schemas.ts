@@ -36,7 +36,8 @@ const fields = {
   secret: Type.String({
     pattern: '^[\\x21-\\x7E]{16,256}$',
     description:
-      '16–256 printable ASCII characters without spaces. Generated (32 random bytes) when omitted.',
+      '16–256 printable ASCII characters without spaces. Generated when omitted: whsec_ and the base64 of 32 random bytes, ' +
+      'which also signs every request with the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).',
   }),
 };
 

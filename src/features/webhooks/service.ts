@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { transaction } from '../../db/transaction.js';
 import { removalAnswer } from '../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../context.js';
@@ -5,7 +6,6 @@ import type { WebhookDisabledReason } from '../../db/types.js';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.js';
 import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { randomToken } from '../../lib/tokens.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
 import { holdPending, lockWebhook } from '../deliveries/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
@@ -41,9 +41,12 @@ function validate(ctx: ServiceContext, input: WebhookInput): void {
   }
 }
 
-/** 32 random bytes, URL-safe: within the secret alphabet (0x21–0x7E) and ≥ 32 bytes of entropy. */
+/**
+ * A Standard Webhooks secret, `whsec_` and the base64 of 32 random bytes: within the secret alphabet
+ * (0x21–0x7E), so the challenge keys on its text as on any other, and its notifications carry both schemes.
+ */
 function generateSecret(): string {
-  return randomToken();
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 function createdAnswer(row: repo.WebhookRow, secret: string) {
