@@ -30,6 +30,7 @@ import { authRoutes } from './features/auth/routes.js';
 import { apiKeyRoutes } from './features/apikeys/routes.js';
 import { orgRoutes } from './features/orgs/routes.js';
 import { webhookRoutes } from './features/webhooks/routes.js';
+import { channelRoutes } from './features/channels/routes.js';
 import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
 import { reportRoutes } from './features/fleet/reports/routes.js';
@@ -183,6 +184,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(apiKeyRoutes);
   await app.register(orgRoutes);
   await app.register(webhookRoutes);
+  await app.register(channelRoutes);
   await app.register(alertRoutes);
   await app.register(nodeRoutes);
   await app.register(reportRoutes);

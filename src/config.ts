@@ -15,6 +15,10 @@ export interface Config {
   webhookAllowedNetworks: string[];
   maxWebhooksPerUser: number;
   maxWebhookAlertsPerUser: number;
+  /** Slack, Teams and PagerDuty channels per user. */
+  maxChannelsPerUser: number;
+  /** Where PagerDuty channels send their events (the Events API v2 enqueue URL). */
+  pagerDutyEventsUrl: string;
   logLevel: string;
   /** LOG_REQUESTS: which answered requests get an access-log line (5xx are logged as errors whatever it says). */
   logRequests: RequestLogging;
@@ -128,6 +132,13 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** An https:// URL: every call to a vendor goes through the guarded client, which speaks nothing else. */
+function httpsUrl(env: Env, name: string, fallback: string): string {
+  const url = httpUrl(env, name, fallback);
+  if (!url.startsWith('https://')) throw new ConfigError(name, 'must be an https:// URL');
+  return url;
+}
+
 function smtpUrl(env: Env): string | undefined {
   const raw = read(env, 'SMTP_URL');
   if (raw === undefined) return undefined;
@@ -182,6 +193,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedNetworks: cidrList(env),
     maxWebhooksPerUser: integer(env, 'MAX_WEBHOOKS_PER_USER', 3, 0, 1000),
     maxWebhookAlertsPerUser: integer(env, 'MAX_WEBHOOK_ALERTS_PER_USER', 10, 0, 10000),
+    maxChannelsPerUser: integer(env, 'MAX_CHANNELS_PER_USER', 10, 0, 1000),
+    pagerDutyEventsUrl: httpsUrl(env, 'PAGERDUTY_EVENTS_URL', 'https://events.pagerduty.com/v2/enqueue'),
     logLevel,
     logRequests: logRequests as RequestLogging,
     jobPollIntervalMs: integer(env, 'JOB_POLL_INTERVAL_MS', 1_000, 1, 3_600_000),

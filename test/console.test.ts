@@ -328,11 +328,86 @@ describe('the whole loop, in the console', () => {
   }, 120_000);
 });
 
+const CHANNEL_NAME = 'Ops Slack';
+
+/** examples/channel-stand-in.mjs as its own process: Slack's stand-in, printing what it is sent. */
+async function startChannelStandIn(port: number) {
+  const child = spawn(process.execPath, ['examples/channel-stand-in.mjs'], {
+    cwd: PROJECT_ROOT,
+    env: {
+      ...process.env,
+      KIND: 'slack',
+      PORT: String(port),
+      TLS_CERT: join(tlsDir, 'cert.pem'),
+      TLS_KEY: join(tlsDir, 'key.pem'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  receivers.push(child);
+  const output = { stdout: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+  await expect
+    .poll(() => output.stdout, { timeout: WAIT_MS })
+    .toContain(`slack stand-in listening on port ${port}`);
+  return output;
+}
+
+describe('channels, in the console', () => {
+  it('adds a Slack channel that a test reaches, offers it to alerts, and deletes another', async () => {
+    const port = await freePort();
+    const standIn = await startChannelStandIn(port);
+    const test = await page({ signedInWith: adminKey });
+    const ui = test.page;
+    await ui.goto(`${server.baseUrl}/#/channels`);
+    await settled(ui, 'Channels');
+    await ui.getByRole('button', { name: 'Add a channel' }).click();
+    const adding = ui.getByRole('dialog', { name: 'Add a channel' });
+    await adding.getByLabel('Name').fill(CHANNEL_NAME);
+    expect(await adding.getByLabel('Type').inputValue()).toBe('slack');
+    await adding
+      .getByLabel('Incoming webhook URL')
+      .fill(`https://localhost:${port}/services/T1/B1/consoleSECRET`);
+    await adding.getByRole('button', { name: 'Add the channel' }).click();
+    await adding.waitFor({ state: 'hidden' });
+    const row = ui.getByRole('row', { name: literally(CHANNEL_NAME) });
+    await row.getByText('enabled', { exact: true }).waitFor();
+    await row.getByText(`localhost:${port} …CRET`).waitFor();
+    expect(await ui.locator('body').innerText()).not.toContain('consoleSECRET');
+
+    await row.getByRole('button', { name: 'Test' }).click();
+    const testing = ui.getByRole('dialog', { name: `Test ${CHANNEL_NAME}` });
+    await testing.getByRole('button', { name: 'Send the sample' }).click();
+    await testing.getByRole('status').getByText('HTTP 200').waitFor();
+    await testing.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => standIn.stdout, { timeout: WAIT_MS }).toContain('"blocks"');
+
+    await ui.goto(`${server.baseUrl}/#/alerts`);
+    await settled(ui, 'Alerts');
+    await ui.getByRole('button', { name: 'Create an alert' }).click();
+    const alerting = ui.getByRole('dialog', { name: 'Create an alert' });
+    await alerting.getByRole('option', { name: `Slack: ${CHANNEL_NAME}` }).waitFor({ state: 'attached' });
+    await alerting.getByRole('button', { name: 'Close' }).click();
+
+    await call('/api/v1/channel', {
+      body: { name: 'Old pager', type: 'pagerduty', routing_key: 'OLDPAGERKEY0123456789abcd' },
+    });
+    await ui.goto(`${server.baseUrl}/#/channels`);
+    await settled(ui, 'Channels');
+    const old = ui.getByRole('row', { name: literally('Old pager') });
+    await old.getByRole('button', { name: 'Delete' }).click();
+    const deleting = ui.getByRole('dialog', { name: 'Delete Old pager' });
+    await deleting.getByRole('button', { name: 'Delete the channel' }).click();
+    await old.waitFor({ state: 'detached' });
+    expectNoProblems(test);
+  }, 60_000);
+});
+
 interface Fixtures {
   nodeId: string;
   notificationId: string;
   webhookId: string;
   deliveryId: string;
+  channelId: string;
 }
 
 /** What the loop left, read from the API: the pages below show it. */
@@ -343,17 +418,20 @@ async function fixtures(): Promise<Fixtures> {
   const webhookId = webhooks.find((webhook: { name: string }) => webhook.name === WEBHOOK_NAME)?.id;
   const deliveries =
     webhookId === undefined ? undefined : await call(`/api/v1/webhook/${webhookId}/deliveries`);
+  const channels = await call('/api/v2/channel');
   const found = {
     nodeId: nodes.results[0]?.id,
     notificationId: notifications.results[0]?.id,
     webhookId,
     deliveryId: deliveries?.results[0]?.id,
+    channelId: channels.results.find((channel: { name: string }) => channel.name === CHANNEL_NAME)?.id,
   };
-  expect(found, 'the loop above makes the node, notification, webhook and delivery').toEqual({
+  expect(found, 'the tests above make the node, notification, webhook, delivery and channel').toEqual({
     nodeId: expect.any(String),
     notificationId: expect.any(String),
     webhookId: expect.any(String),
     deliveryId: expect.any(String),
+    channelId: expect.any(String),
   });
   return found;
 }
@@ -398,6 +476,8 @@ function consolePages(ids: Fixtures): ConsolePage[] {
           .waitFor();
       },
     },
+    { name: 'channels', hash: '/channels', heading: 'Channels' },
+    { name: 'channel', hash: `/channels/${ids.channelId}`, heading: CHANNEL_NAME },
     { name: 'maintenance', hash: '/silences', heading: 'Maintenance windows' },
     { name: 'keys', hash: '/keys', heading: 'API keys' },
     { name: 'users', hash: '/users', heading: 'Users' },
@@ -536,6 +616,7 @@ describe('error states', () => {
       [`/nodes/${ids.nodeId}`, NODE_NAME, ['Edit', 'New token', 'Delete']],
       ['/alerts', 'Alerts', ['Create an alert']],
       ['/webhooks', 'Webhooks', ['Create a webhook']],
+      ['/channels', 'Channels', ['Add a channel', 'Test', 'Delete']],
       ['/silences', 'Maintenance windows', ['Plan a window', 'End now', 'Cancel']],
     ];
     for (const [hash, heading, writes] of views) {

@@ -177,7 +177,10 @@ describe('validation messages', () => {
     ]);
     const channel = await alert({ channel_type: 'sms' });
     expect(channel.body.details).toEqual([
-      { field: 'channel_type', message: 'must be one of: "email", "webhook"' },
+      {
+        field: 'channel_type',
+        message: 'must be one of: "email", "webhook", "slack", "msteams", "pagerduty"',
+      },
     ]);
   });
 });

@@ -703,6 +703,7 @@ describe('headers stored before the header rules refused them', () => {
       await touchSubscriptions(trx, operatorId);
       await webhookRepo.insertWebhook(trx, {
         id,
+        kind: 'webhook',
         user_id: operatorId,
         name: 'Stored earlier',
         url: `${good.url}/hook`,

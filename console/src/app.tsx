@@ -9,6 +9,7 @@ import { SignInPage } from './pages/sign-in';
 import { SilencesPage } from './pages/silences';
 import { UsersPage } from './pages/users';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
+import { ChannelPage, ChannelsPage } from './pages/channels';
 import { useRoute } from './router';
 import { useSession } from './session';
 import { Empty } from './ui/states';
@@ -30,6 +31,8 @@ function Page() {
       return <AlertsPage />;
     case 'webhooks':
       return id === undefined ? <WebhooksPage /> : <WebhookPage id={id} />;
+    case 'channels':
+      return id === undefined ? <ChannelsPage /> : <ChannelPage id={id} />;
     case 'silences':
       return <SilencesPage />;
     case 'keys':

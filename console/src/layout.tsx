@@ -8,6 +8,7 @@ const SECTIONS = [
   { path: '/notifications', label: 'Notifications' },
   { path: '/alerts', label: 'Alerts' },
   { path: '/webhooks', label: 'Webhooks' },
+  { path: '/channels', label: 'Channels' },
   { path: '/silences', label: 'Maintenance' },
   { path: '/keys', label: 'API keys' },
   { path: '/users', label: 'Users', admin: true },

@@ -19,6 +19,7 @@ import * as jobsDueIndexById from './migrations/0016_jobs_due_index_by_id.js';
 import * as deliveryQueue from './migrations/0017_delivery_queue.js';
 import * as deliveryClaimIndexes from './migrations/0018_delivery_claim_indexes.js';
 import * as lighterNotificationIndexes from './migrations/0019_lighter_notification_indexes.js';
+import * as channels from './migrations/0020_channels.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0017_delivery_queue': deliveryQueue,
   '0018_delivery_claim_indexes': deliveryClaimIndexes,
   '0019_lighter_notification_indexes': lighterNotificationIndexes,
+  '0020_channels': channels,
 };
 
 export interface MigrationReport {

@@ -72,8 +72,17 @@ export interface LoginAttemptsTable {
 
 export type WebhookDisabledReason = 'unverified' | 'edited' | 'failing' | 'gone';
 
+/** The contact points beside webhooks: each an endpoint of the delivery engine, in the webhooks table. */
+export const CHANNEL_TYPES = ['slack', 'msteams', 'pagerduty'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+export type EndpointKind = 'webhook' | ChannelType;
+/** How an alert is sent: e-mail to its owner, or one of the owner's endpoints. */
+export type AlertChannelType = 'email' | EndpointKind;
+
 export interface WebhooksTable {
   id: string;
+  /** A webhook, or a channel whose sealed secret is its URL (Slack, Teams) or routing key (PagerDuty). */
+  kind: EndpointKind;
   user_id: string;
   name: string;
   url: string;
@@ -106,7 +115,7 @@ export interface NotificationsTable {
   condition: string;
   org_id: string;
   node_id: string;
-  channel_type: 'email' | 'webhook';
+  channel_type: AlertChannelType;
   webhook_id: string | null;
   /** The e-mail in email_outbox, for an e-mail alert. */
   email_id: string | null;
@@ -201,7 +210,7 @@ export interface AlertsTable {
   alert_me: string | null;
   duration_minutes: number | null;
   include_child: number;
-  channel_type: 'email' | 'webhook';
+  channel_type: AlertChannelType;
   webhook_id: string | null;
   email_channel_id: string | null;
   /** settings.node_id: only this node, its tunnels and its services. */

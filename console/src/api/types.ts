@@ -89,7 +89,7 @@ export interface Notification {
   type: string;
   condition: string;
   node: { id: string } | null;
-  channel_type: 'EMAIL' | 'WEBHOOK';
+  channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'MSTEAMS' | 'PAGERDUTY';
   webhook_id: string | null;
   occurred_at: string;
   created_at: string;
@@ -112,7 +112,7 @@ export interface Alert {
     tunnel_id?: string;
     pod_id?: string;
   };
-  channel_type: 'EMAIL' | 'WEBHOOK';
+  channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'MSTEAMS' | 'PAGERDUTY';
   channel: Ref | null;
   created_at: string;
 }
@@ -127,6 +127,20 @@ export interface Webhook {
   created_at: string;
   subscription_count: number;
   secret?: string;
+}
+
+export type ChannelType = 'slack' | 'msteams' | 'pagerduty';
+
+/** A Slack, Teams or PagerDuty contact point; its URL or routing key is only ever shown masked. */
+export interface Channel {
+  id: string;
+  name: string;
+  type: ChannelType;
+  target: string;
+  is_enabled: boolean;
+  disabled_reason: 'failing' | 'gone' | null;
+  created_at: string;
+  subscription_count: number;
 }
 
 export interface Delivery {

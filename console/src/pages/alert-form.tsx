@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiError } from '../api/client';
+import { api, ApiError, type Page } from '../api/client';
 import { useChange, useOne, useOrgs } from '../api/hooks';
-import type { Alert, Webhook } from '../api/types';
+import type { Alert, Channel, Webhook } from '../api/types';
 import {
   ALERT_TYPE_NAMES,
   ALERT_TYPES,
@@ -12,6 +12,7 @@ import {
 } from '../api/vocabulary';
 import { Field, FormError, formValues } from '../ui/forms';
 import { OrgOptions } from '../ui/orgs';
+import { CHANNEL_LABELS } from './channels';
 
 const FIELDS = [
   'name',
@@ -42,13 +43,14 @@ function bodyOf(form: HTMLFormElement, type: AlertType): Record<string, unknown>
   if (scope !== undefined && values[scope]) settings[scope] = values[scope];
   if (ALERT_TYPES[type].duration && values.duration) settings.duration = Number(values.duration);
   if (suppressible(type)) settings.suppress_when_node_unreachable = values.suppress === 'on';
-  const channel = values.channel ?? 'email';
+  // The choice is `email`, or an endpoint as `<kind>:<id>` (a webhook or a channel).
+  const [kind, channelId] = (values.channel ?? 'email').split(':');
   return {
     name: values.name,
     type,
     settings,
-    channel_type: channel === 'email' ? 'email' : 'webhook',
-    ...(channel === 'email' ? {} : { channel_id: channel }),
+    channel_type: kind,
+    ...(channelId === undefined ? {} : { channel_id: channelId }),
   };
 }
 
@@ -56,6 +58,7 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
   const [type, setType] = useState<AlertType>((alert?.type as AlertType | undefined) ?? 'NODE_STATE_CHANGE');
   const orgs = useOrgs();
   const webhooks = useOne<Webhook[]>('/api/v2/webhook');
+  const channels = useOne<Page<Channel>>('/api/v2/channel?size=100');
   const save = useChange(
     (body: Record<string, unknown>) =>
       alert === undefined
@@ -183,15 +186,25 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
           <select
             {...props}
             name="channel"
-            defaultValue={alert?.channel_type === 'WEBHOOK' ? alert.channel?.id : 'email'}
-            // A default applies when the select first renders: render it again once the webhooks are known.
-            key={webhooks.data === undefined ? 'loading' : 'loaded'}
+            defaultValue={
+              alert === undefined || alert.channel_type === 'EMAIL'
+                ? 'email'
+                : `${alert.channel_type.toLowerCase()}:${alert.channel?.id ?? ''}`
+            }
+            // A default applies when the select first renders: render it again once the endpoints are known.
+            key={webhooks.data === undefined || channels.data === undefined ? 'loading' : 'loaded'}
           >
             <option value="email">E-mail to me</option>
             {webhooks.data?.map((webhook) => (
-              <option key={webhook.id} value={webhook.id}>
+              <option key={webhook.id} value={`webhook:${webhook.id}`}>
                 Webhook: {webhook.name}
                 {webhook.is_enabled ? '' : ` (${webhook.disabled_reason ?? 'disabled'})`}
+              </option>
+            ))}
+            {channels.data?.results.map((channel) => (
+              <option key={channel.id} value={`${channel.type}:${channel.id}`}>
+                {CHANNEL_LABELS[channel.type]}: {channel.name}
+                {channel.is_enabled ? '' : ` (${channel.disabled_reason ?? 'disabled'})`}
               </option>
             ))}
           </select>

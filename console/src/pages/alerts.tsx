@@ -39,6 +39,8 @@ function DeleteAlert({ alert }: { alert: Alert }) {
   );
 }
 
+const CHANNEL_NAMES = { WEBHOOK: 'webhook', SLACK: 'Slack', MSTEAMS: 'Teams', PAGERDUTY: 'PagerDuty' };
+
 export function AlertsPage() {
   const { canWrite } = useSession();
   const [page] = usePageParam();
@@ -50,7 +52,10 @@ export function AlertsPage() {
     { header: 'When', cell: (alert) => conditions(alert), secondary: true },
     {
       header: 'Channel',
-      cell: (alert) => (alert.channel_type === 'EMAIL' ? 'e-mail' : `webhook ${alert.channel?.name ?? ''}`),
+      cell: (alert) =>
+        alert.channel_type === 'EMAIL'
+          ? 'e-mail'
+          : `${CHANNEL_NAMES[alert.channel_type]} ${alert.channel?.name ?? ''}`,
     },
     { header: 'Created', cell: (alert) => <When at={alert.created_at} />, secondary: true },
     {

@@ -98,19 +98,17 @@ export function NotificationPage({ id }: { id: string }) {
             <h2 id="deliveries-title">Deliveries</h2>
             {data.deliveries === undefined || data.deliveries.length === 0 ? (
               <Empty>
-                <p>
-                  {data.channel_type === 'EMAIL'
-                    ? 'Sent by e-mail: no webhook deliveries.'
-                    : 'No delivery yet.'}
-                </p>
+                <p>{data.channel_type === 'EMAIL' ? 'Sent by e-mail: no deliveries.' : 'No delivery yet.'}</p>
               </Empty>
             ) : (
               data.deliveries.map((delivery) => (
                 <div key={delivery.id} className="delivery">
                   <p>
                     <Badge state={delivery.status} />{' '}
-                    <a href={`#/webhooks/${delivery.webhook_id}?delivery=${delivery.id}`}>
-                      In the webhook's delivery log
+                    <a
+                      href={`#/${data.channel_type === 'WEBHOOK' ? 'webhooks' : 'channels'}/${delivery.webhook_id}?delivery=${delivery.id}`}
+                    >
+                      In the {data.channel_type === 'WEBHOOK' ? 'webhook' : 'channel'}'s delivery log
                     </a>
                   </p>
                   <Attempts attempts={delivery.attempts} />

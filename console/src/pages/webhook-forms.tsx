@@ -95,6 +95,17 @@ interface ActionProps {
   small?: boolean;
 }
 
+/** Test and delete serve channels too (`kind`), at their own API paths. */
+interface EndpointActionProps {
+  webhook: { id: string; name: string };
+  small?: boolean;
+  kind?: 'webhook' | 'channel';
+}
+
+/** The lists that change when an endpoint of this kind does. */
+const listsOf = (kind: 'webhook' | 'channel') =>
+  kind === 'webhook' ? ['/api/v2/webhook'] : ['/api/v2/channel'];
+
 /** Offered while the webhook is disabled (an enabled one is verified already; the API would answer 409). */
 export function VerifyWebhook({ webhook, small = true }: ActionProps) {
   const verify = useChange(
@@ -129,11 +140,12 @@ interface TestAnswer {
   error?: string;
 }
 
-export function TestWebhook({ webhook, small = true }: ActionProps) {
+export function TestWebhook({ webhook, small = true, kind = 'webhook' }: EndpointActionProps) {
   const [open, setOpen] = useState(false);
+  // A channel's successful test enables it again: its state is read anew.
   const test = useChange(
-    (type: string) => api<TestAnswer>('POST', `/api/v1/webhook/${webhook.id}/test`, { alert_type: type }),
-    [],
+    (type: string) => api<TestAnswer>('POST', `/api/v1/${kind}/${webhook.id}/test`, { alert_type: type }),
+    kind === 'webhook' ? [] : [...listsOf(kind), `/api/v1/${kind}/${webhook.id}`],
   );
   return (
     <>
@@ -188,32 +200,32 @@ export function TestWebhook({ webhook, small = true }: ActionProps) {
   );
 }
 
-export function DeleteWebhook({ webhook, small = true }: ActionProps) {
+export function DeleteWebhook({ webhook, small = true, kind = 'webhook' }: EndpointActionProps) {
   const alerts = useOne<Page<Alert>>('/api/v2/mysubscriptions?size=100');
   const using = alerts.data?.results.filter((alert) => alert.channel?.id === webhook.id) ?? [];
   const remove = useChange(
-    (force: boolean) => api('DELETE', `/api/v1/webhook/${webhook.id}${force ? '?force=true' : ''}`),
-    ['/api/v2/webhook', '/api/v2/mysubscriptions'],
-    () => navigate('/webhooks'),
+    (force: boolean) => api('DELETE', `/api/v1/${kind}/${webhook.id}${force ? '?force=true' : ''}`),
+    [...listsOf(kind), '/api/v2/mysubscriptions'],
+    () => navigate(`/${kind}s`),
   );
   return (
     <ConfirmAction
       label="Delete"
       small={small}
       title={`Delete ${webhook.name}`}
-      confirm="Delete the webhook"
+      confirm={`Delete the ${kind}`}
       forceLabel="Remove the alerts that use it as well"
       run={(force) => remove.mutate(force)}
       pending={remove.isPending}
       error={remove.error}
     >
       {using.length === 0 ? (
-        <p>No alert of yours sends to this webhook.</p>
+        <p>No alert of yours sends to this {kind}.</p>
       ) : (
         <>
           <p>
             {using.length === 1 ? 'This alert sends' : `These ${using.length} alerts send`} to it; deleting
-            the webhook needs them removed too:
+            the {kind} needs them removed too:
           </p>
           <ul>
             {using.map((alert) => (

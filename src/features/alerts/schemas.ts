@@ -88,13 +88,26 @@ const EditSettings = Type.Object(
   },
 );
 
-const ChannelType = Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
-  description: 'email or webhook, in any case (WEBHOOK works); null or omitted means email.',
-});
+const channelTypeUnion = (description: string) =>
+  Type.Union(
+    [
+      Type.Literal('email'),
+      Type.Literal('webhook'),
+      Type.Literal('slack'),
+      Type.Literal('msteams'),
+      Type.Literal('pagerduty'),
+    ],
+    { description },
+  );
+const ChannelType = channelTypeUnion(
+  'email, webhook, or a channel type (slack, msteams, pagerduty), in any case (WEBHOOK works); null or omitted ' +
+    'means email.',
+);
 const ChannelId = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: 'Id of one of your enabled webhooks; only with channel_type webhook. null means absent.',
+  description:
+    'Id of one of your enabled webhooks, or channels of channel_type; not with email. null means absent.',
 });
 
 export const CreateAlertBody = Type.Object(
@@ -119,11 +132,11 @@ export const EditAlertBody = Type.Object(
     ),
     settings: Type.Optional(EditSettings),
     channel_type: Type.Optional(
-      Type.Union([Type.Literal('email'), Type.Literal('webhook')], {
-        description:
-          'email or webhook, in any case. When omitted (or null): webhook if channel_id is given, else the ' +
-          "current channel. webhook without channel_id keeps the alert's current webhook.",
-      }),
+      channelTypeUnion(
+        'email, webhook, slack, msteams or pagerduty, in any case. When omitted (or null): with channel_id, the ' +
+          "current endpoint's kind (webhook for an e-mail alert), else the current channel. A kind without " +
+          "channel_id keeps the alert's current endpoint of that kind.",
+      ),
     ),
     channel_id: Type.Optional(
       Type.String({
@@ -151,6 +164,15 @@ export const EditAlertBody = Type.Object(
   },
 );
 
+/** How an alert, and each of its notifications, is sent, as answers show it: upper case. */
+export const ChannelTypeAnswer = Type.Union([
+  Type.Literal('EMAIL'),
+  Type.Literal('WEBHOOK'),
+  Type.Literal('SLACK'),
+  Type.Literal('MSTEAMS'),
+  Type.Literal('PAGERDUTY'),
+]);
+
 export const Alert = Type.Object({
   metadata: Type.Object({
     labels: Type.Object({ '_service.alert.name': Type.String({ description: 'Display name of the type.' }) }),
@@ -171,10 +193,10 @@ export const Alert = Type.Object({
   }),
   id: Type.String(),
   display_type: Type.String(),
-  channel_type: Type.Union([Type.Literal('EMAIL'), Type.Literal('WEBHOOK')]),
+  channel_type: ChannelTypeAnswer,
   channel: Type.Object({
-    id: Type.String({ description: "The webhook id, or the id of the user's e-mail channel." }),
-    name: Type.String({ description: 'The webhook name, or "Email".' }),
+    id: Type.String({ description: "The webhook or channel id, or the id of the user's e-mail channel." }),
+    name: Type.String({ description: 'The webhook or channel name, or "Email".' }),
   }),
   created_at: Type.String({ description: 'ISO 8601 with offset, e.g. 2026-01-02T03:04:05.678+00:00.' }),
   created_by: Type.Object({ id: Type.String(), name: Type.String() }),

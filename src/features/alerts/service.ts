@@ -1,6 +1,6 @@
 import { transaction } from '../../db/transaction.js';
 import type { ServiceContext } from '../../context.js';
-import type { Executor } from '../../db/types.js';
+import type { AlertChannelType, EndpointKind, Executor } from '../../db/types.js';
 import { badRequest, notFound, unprocessable } from '../../http/errors.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
@@ -10,6 +10,9 @@ import { findOwnWebhook } from '../webhooks/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
+
+const DISABLED_CHANNEL_MESSAGE =
+  'The channel is disabled and cannot be associated with the alert: a successful test enables it again.';
 import * as repo from './repo.js';
 import { normalizeSettings, type NormalizedSettings, type SettingsInput } from './rules.js';
 import { checkScopes } from './scopes.js';
@@ -18,7 +21,7 @@ export interface AlertInput {
   name: string;
   type: NotificationType;
   settings: SettingsInput;
-  channel_type?: 'email' | 'webhook';
+  channel_type?: AlertChannelType;
   channel_id?: string;
 }
 
@@ -26,12 +29,12 @@ export interface AlertEdit {
   name?: string;
   type?: NotificationType;
   settings?: Partial<SettingsInput>;
-  channel_type?: 'email' | 'webhook';
+  channel_type?: AlertChannelType;
   channel_id?: string;
 }
 
 interface Channel {
-  channelType: 'email' | 'webhook';
+  channelType: AlertChannelType;
   webhookId: string | null;
   emailChannelId: string | null;
 }
@@ -68,33 +71,41 @@ async function emailChannel(
   return { channelType: 'email', webhookId: null, emailChannelId };
 }
 
-function channelIdRequired() {
-  return badRequest('channel_id is required for the webhook channel: the id of one of your webhooks.', [
-    { field: 'channel_id', message: 'is required with channel_type webhook' },
+function channelIdRequired(kind: EndpointKind) {
+  const what = kind === 'webhook' ? 'webhooks' : `${kind} channels`;
+  return badRequest(`channel_id is required for the ${kind} channel: the id of one of your ${what}.`, [
+    { field: 'channel_id', message: `is required with channel_type ${kind}` },
   ]);
 }
 
-/** Rules for putting an alert on a webhook it is not on yet: own, enabled, within the per-user limit. */
-async function attachWebhook(
+/**
+ * Rules for putting an alert on an endpoint it is not on yet: own and of that kind (404), enabled (422), and
+ * for a webhook within the per-user limit of webhook alerts.
+ */
+async function attachEndpoint(
   ctx: ServiceContext,
   trx: Executor,
-  webhookId: string,
+  kind: EndpointKind,
+  endpointId: string,
   alertId: string | undefined,
 ): Promise<Channel> {
-  const webhook = await findOwnWebhook(trx, webhookId, ctx.actor.userId);
-  if (webhook === undefined) throw notFound('Webhook channel_id');
-  if (webhook.is_enabled !== 1) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
+  const endpoint = await findOwnWebhook(trx, endpointId, ctx.actor.userId, [kind]);
+  const webhook = kind === 'webhook';
+  if (endpoint === undefined) throw notFound(`${webhook ? 'Webhook' : 'Channel'} channel_id`);
+  if (endpoint.is_enabled !== 1)
+    throw unprocessable(webhook ? DISABLED_WEBHOOK_MESSAGE : DISABLED_CHANNEL_MESSAGE);
   const max = ctx.config.maxWebhookAlertsPerUser;
-  if ((await repo.countWebhookAlertsOfUser(trx, ctx.actor.userId, alertId)) >= max) {
+  if (webhook && (await repo.countWebhookAlertsOfUser(trx, ctx.actor.userId, alertId)) >= max) {
     throw unprocessable(`You already have ${max} alerts with a webhook channel, the most allowed.`);
   }
-  return { channelType: 'webhook', webhookId: webhook.id, emailChannelId: null };
+  return { channelType: kind, webhookId: endpoint.id, emailChannelId: null };
 }
 
 async function resolveNewChannel(ctx: ServiceContext, trx: Executor, input: AlertInput): Promise<Channel> {
-  if ((input.channel_type ?? 'email') === 'email') return emailChannel(ctx, trx, input.channel_id);
-  if (input.channel_id === undefined) throw channelIdRequired();
-  return attachWebhook(ctx, trx, input.channel_id, undefined);
+  const kind = input.channel_type ?? 'email';
+  if (kind === 'email') return emailChannel(ctx, trx, input.channel_id);
+  if (input.channel_id === undefined) throw channelIdRequired(kind);
+  return attachEndpoint(ctx, trx, kind, input.channel_id, undefined);
 }
 
 async function resolveEditedChannel(
@@ -103,15 +114,18 @@ async function resolveEditedChannel(
   existing: repo.AlertRow,
   edit: AlertEdit,
 ): Promise<Channel> {
+  // A channel_id alone moves the alert to another endpoint of its kind (from e-mail: a webhook).
+  const onEndpoint = existing.channel_type !== 'email';
   const channelType =
-    edit.channel_type ?? (edit.channel_id === undefined ? existing.channel_type : 'webhook');
+    edit.channel_type ??
+    (edit.channel_id === undefined || onEndpoint ? existing.channel_type : ('webhook' as const));
   if (channelType === 'email') return emailChannel(ctx, trx, edit.channel_id);
-  const current = existing.channel_type === 'webhook' ? existing.webhook_id : null;
-  const webhookId = edit.channel_id ?? current;
-  if (webhookId === null) throw channelIdRequired();
-  // Staying attaches nothing, so an alert stays editable on a webhook disabled since (any webhook edit does).
-  if (webhookId === current) return { channelType: 'webhook', webhookId, emailChannelId: null };
-  return attachWebhook(ctx, trx, webhookId, existing.id);
+  const current = existing.channel_type === channelType ? existing.webhook_id : null;
+  const endpointId = edit.channel_id ?? current;
+  if (endpointId === null) throw channelIdRequired(channelType);
+  // Staying attaches nothing, so an alert stays editable on an endpoint disabled since (any webhook edit does).
+  if (endpointId === current) return { channelType, webhookId: endpointId, emailChannelId: null };
+  return attachEndpoint(ctx, trx, channelType, endpointId, existing.id);
 }
 
 function toColumns(settings: NormalizedSettings, channel: Channel) {
@@ -228,11 +242,11 @@ function present(row: repo.AlertView) {
     },
     id: row.id,
     display_type: displayName,
-    channel_type: row.channel_type === 'webhook' ? ('WEBHOOK' as const) : ('EMAIL' as const),
+    channel_type: row.channel_type.toUpperCase() as Uppercase<AlertChannelType>,
     channel:
-      row.channel_type === 'webhook'
-        ? { id: row.webhook_id ?? '', name: row.webhook_name ?? '' }
-        : { id: row.email_channel_id ?? '', name: 'Email' },
+      row.channel_type === 'email'
+        ? { id: row.email_channel_id ?? '', name: 'Email' }
+        : { id: row.webhook_id ?? '', name: row.webhook_name ?? '' },
     created_at: new Date(row.created_at).toISOString().replace('Z', '+00:00'),
     created_by: { id: row.user_id, name: row.creator_name },
   };

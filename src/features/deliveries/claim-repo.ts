@@ -3,7 +3,7 @@ import { isPostgres } from '../../db/connect.js';
 import { nowExpression, nowValue, preparedNow, type PreparedNow } from '../../db/now.js';
 import { Prepared, slot, slots } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Database, Executor } from '../../db/types.js';
+import type { Database, EndpointKind, Executor } from '../../db/types.js';
 import { canTakeOneNow, holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
 
 /**
@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   claimed_at: number;
   payload: string;
   occurred_at: number;
+  /** A webhook, or a channel (features/channels): what is sent, and where, follows from it. */
+  kind: EndpointKind;
   url: string;
   headers: string;
   secret_sealed: string;
@@ -399,6 +401,7 @@ const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
       'webhooks.consecutive_failures',
       'notifications.payload',
       'notifications.occurred_at',
+      'webhooks.kind',
       'webhooks.url',
       'webhooks.headers',
       'webhooks.secret_sealed',
@@ -418,7 +421,7 @@ const LEASED_COLUMNS = [
 ] as const;
 
 /** What sending a delivery needs of its webhook, read as `lockWebhookToStart` locks it. */
-export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'url' | 'headers' | 'secret_sealed'>;
+export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'kind' | 'url' | 'headers' | 'secret_sealed'>;
 
 /**
  * A delivery's claim where it is made (docs/deliveries.md#started-where-made), its first statement: in the
@@ -443,7 +446,7 @@ const WEBHOOK_TO_START = new Prepared((trx: Executor, shape: { byDatabase: boole
   const now = nowExpression(shape.byDatabase);
   let query = trx
     .selectFrom('webhooks')
-    .select(['user_id', 'url', 'headers', 'secret_sealed'])
+    .select(['user_id', 'kind', 'url', 'headers', 'secret_sealed'])
     .where('id', '=', slot<string>('webhookId'))
     .where('is_enabled', '=', sql.lit(1))
     .where('consecutive_failures', '=', sql.lit(0))

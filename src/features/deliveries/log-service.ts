@@ -5,6 +5,7 @@ import { conflict, notFound, unprocessable } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
+import { WEBHOOK } from '../webhooks/repo.js';
 import { DISABLED_WEBHOOK_MESSAGE, loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
 import { readWebhookForDelivery } from './repo.js';
 import * as log from './log-repo.js';
@@ -41,10 +42,11 @@ export async function listWebhookDeliveries(
   webhookId: string,
   query: DeliveryLogQuery,
   page: PageRequest,
+  kinds = WEBHOOK,
 ): Promise<Page<DeliveryLogJson>> {
   const from = instant('start_date', query.start_date);
   const to = instant('end_date', query.end_date);
-  await loadOwnWebhook(ctx, webhookId);
+  await loadOwnWebhook(ctx, webhookId, kinds);
   const found = await log.listDeliveries(
     ctx.db,
     {
@@ -65,8 +67,13 @@ async function loadDelivery(ctx: ServiceContext, webhookId: string, deliveryId: 
 }
 
 /** One delivery of one of the caller's webhooks, with every request made for it. */
-export async function getWebhookDelivery(ctx: ServiceContext, webhookId: string, deliveryId: string) {
-  await loadOwnWebhook(ctx, webhookId);
+export async function getWebhookDelivery(
+  ctx: ServiceContext,
+  webhookId: string,
+  deliveryId: string,
+  kinds = WEBHOOK,
+) {
+  await loadOwnWebhook(ctx, webhookId, kinds);
   const row = await loadDelivery(ctx, webhookId, deliveryId);
   const attempts = await log.attemptsOf(ctx.db, [deliveryId]);
   return { ...present(row), attempt_log: attempts.map(presentAttempt) };
@@ -100,8 +107,13 @@ async function requireEnabledNow(trx: Executor, webhookId: string): Promise<void
  * a failed or expired one, or a pending one waiting for its webhook's retry time. It is the webhook's next
  * request even before that time (a failing webhook still gets one request at a time).
  */
-export async function retryDelivery(ctx: ServiceContext, webhookId: string, deliveryId: string) {
-  requireEnabled(await loadOwnWebhook(ctx, webhookId));
+export async function retryDelivery(
+  ctx: ServiceContext,
+  webhookId: string,
+  deliveryId: string,
+  kinds = WEBHOOK,
+) {
+  requireEnabled(await loadOwnWebhook(ctx, webhookId, kinds));
   const row = await loadDelivery(ctx, webhookId, deliveryId);
   if (!RETRYABLE.includes(row.status)) {
     throw conflict(
@@ -125,9 +137,14 @@ export async function retryDelivery(ctx: ServiceContext, webhookId: string, deli
  * its own delivery id, oldest first: for a receiver that lost what it had. Pending and held ones are on
  * their way already. Returns how many were queued.
  */
-export async function replayWebhook(ctx: ServiceContext, webhookId: string, sinceText: string) {
+export async function replayWebhook(
+  ctx: ServiceContext,
+  webhookId: string,
+  sinceText: string,
+  kinds = WEBHOOK,
+) {
   const since = instant('since', sinceText, 'body') as number;
-  requireEnabled(await loadOwnWebhook(ctx, webhookId));
+  requireEnabled(await loadOwnWebhook(ctx, webhookId, kinds));
   const queued = await transaction(ctx.db, async (trx) => {
     await requireEnabledNow(trx, webhookId);
     const rows = await log.replayable(trx, webhookId, since);

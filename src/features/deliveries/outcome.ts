@@ -195,18 +195,24 @@ async function disableWebhook(
     reason === 'gone'
       ? 'answered 410 Gone to a notification'
       : `failed ${failures} notification requests in a row`;
+  // A channel has no challenge: a successful test is what enables it again.
+  const [what, path, remedy] =
+    webhook.kind === 'webhook'
+      ? ['Webhook', 'webhook', 'verify the webhook again']
+      : ['Channel', 'channel', 'test the channel'];
+  const [again, then] = webhook.kind === 'webhook' ? ['verify', 'and'] : ['test', 'and once it answers 2xx'];
   await ctx.mailer.enqueue(trx, {
     to: owner.email,
     subject:
       reason === 'gone'
-        ? `Webhook "${webhook.name}" was disabled: its endpoint answered 410 Gone`
-        : `Webhook "${webhook.name}" was disabled after ${failures} failed notifications`,
+        ? `${what} "${webhook.name}" was disabled: its endpoint answered 410 Gone`
+        : `${what} "${webhook.name}" was disabled after ${failures} failed notifications`,
     text: [
-      `Your webhook "${webhook.name}" (${webhook.url}) ${why}`,
-      'and has been disabled. Notifications for it are held, not lost: verify the webhook again',
-      `(POST /api/v1/webhook/${webhook.id}/verify) and they are sent, oldest first.`,
+      `Your ${path} "${webhook.name}" (${webhook.url}) ${why}`,
+      `and has been disabled. Notifications for it are held, not lost: ${remedy}`,
+      `(POST /api/v1/${path}/${webhook.id}/${again}) ${then} they are sent, oldest first.`,
       '',
-      `${ctx.config.publicUrl}/api/v1/webhook/${webhook.id}`,
+      `${ctx.config.publicUrl}/api/v1/${path}/${webhook.id}`,
       '',
     ].join('\n'),
   });

@@ -333,6 +333,7 @@ export async function lockWebhook(trx: Executor, webhookId: string) {
     .selectFrom('webhooks')
     .select([
       'id',
+      'kind',
       'user_id',
       'name',
       'url',

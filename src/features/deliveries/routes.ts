@@ -2,21 +2,26 @@ import { contextOf } from '../../http/auth.js';
 import { listSchema, pageRequest } from '../../http/lists.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { CHANNELS, WEBHOOK, type Kinds } from '../webhooks/repo.js';
 import * as schemas from './log-schemas.js';
 import { getWebhookDelivery, listWebhookDeliveries, replayWebhook, retryDelivery } from './log-service.js';
 
-const tags = ['webhooks'];
-const OWN_WEBHOOK = 'The webhook must be one of yours (another user’s → 404).';
-
-/** The delivery log of a webhook: every notification sent to it, every request, and sending again. */
+/** The delivery log of a webhook or a channel: every notification sent to it, every request, and sending again. */
 export async function deliveryLogRoutes(app: App): Promise<void> {
+  await logRoutes(app, 'webhook', WEBHOOK);
+  await logRoutes(app, 'channel', CHANNELS);
+}
+
+async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds): Promise<void> {
+  const tags = [`${endpoint}s`];
+  const OWN_WEBHOOK = `The ${endpoint} must be one of yours (another user’s → 404).`;
   app.get(
-    '/api/v1/webhook/:id/deliveries',
+    `/api/v1/${endpoint}/:id/deliveries`,
     {
       config: { permission: 'webhooks:read' },
       schema: {
         tags,
-        summary: "A webhook's deliveries: one per notification sent to it",
+        summary: `A ${endpoint}'s deliveries: one per notification sent to it`,
         params: IdParams,
         ...listSchema({
           item: schemas.DeliveryLogEntry,
@@ -28,27 +33,29 @@ export async function deliveryLogRoutes(app: App): Promise<void> {
     },
     async (request) => {
       const { page, size, ...query } = request.query;
-      return listWebhookDeliveries(contextOf(request), request.params.id, query, pageRequest({ page, size }));
+      const paging = pageRequest({ page, size });
+      return listWebhookDeliveries(contextOf(request), request.params.id, query, paging, kinds);
     },
   );
 
   app.get(
-    '/api/v1/webhook/:id/deliveries/:delivery_id',
+    `/api/v1/${endpoint}/:id/deliveries/:delivery_id`,
     {
       config: { permission: 'webhooks:read' },
       schema: {
         tags,
-        summary: 'One delivery of a webhook, with every request made for it',
+        summary: `One delivery of a ${endpoint}, with every request made for it`,
         description: OWN_WEBHOOK,
         params: schemas.DeliveryParams,
         response: responses({ 200: schemas.DeliveryWithAttempts }, [401, 403, 404]),
       },
     },
-    async (request) => getWebhookDelivery(contextOf(request), request.params.id, request.params.delivery_id),
+    async (request) =>
+      getWebhookDelivery(contextOf(request), request.params.id, request.params.delivery_id, kinds),
   );
 
   app.post(
-    '/api/v1/webhook/:id/deliveries/:delivery_id/retry',
+    `/api/v1/${endpoint}/:id/deliveries/:delivery_id/retry`,
     {
       config: { permission: 'webhooks:write' },
       schema: {
@@ -67,16 +74,16 @@ export async function deliveryLogRoutes(app: App): Promise<void> {
     async (request, reply) =>
       reply
         .code(202)
-        .send(await retryDelivery(contextOf(request), request.params.id, request.params.delivery_id)),
+        .send(await retryDelivery(contextOf(request), request.params.id, request.params.delivery_id, kinds)),
   );
 
   app.post(
-    '/api/v1/webhook/:id/replay',
+    `/api/v1/${endpoint}/:id/replay`,
     {
       config: { permission: 'webhooks:write' },
       schema: {
         tags,
-        summary: 'Send again every notification sent to the webhook since a time',
+        summary: `Send again every notification sent to the ${endpoint} since a time`,
         description:
           'For a receiver that lost what it received: every delivery made at or after since that was delivered, ' +
           'failed or expired is queued again, oldest first, each with its own delivery id (receivers that ' +
@@ -88,6 +95,8 @@ export async function deliveryLogRoutes(app: App): Promise<void> {
       },
     },
     async (request, reply) =>
-      reply.code(202).send(await replayWebhook(contextOf(request), request.params.id, request.body.since)),
+      reply
+        .code(202)
+        .send(await replayWebhook(contextOf(request), request.params.id, request.body.since, kinds)),
   );
 }

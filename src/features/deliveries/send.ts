@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
-import { notificationHeaders } from '../webhooks/signing.js';
 import type { ClaimedDelivery } from './claim-repo.js';
 import type { AttemptRecord } from './repo.js';
+import { endpointRequest } from './request.js';
 
 const RESPONSE_KEPT_BYTES = 1_024;
 
@@ -16,22 +16,20 @@ export interface SendOutcome {
   retryAfter: string | undefined;
 }
 
-/** One signed POST of a delivery through the guarded client, outside any transaction. Never throws for the endpoint's faults. */
+/** One POST of a delivery (signed, for a webhook) through the guarded client, outside any transaction. Never throws for the endpoint's faults. */
 export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): Promise<SendOutcome> {
   const at = ctx.clock.now();
-  const headers = notificationHeaders(JSON.parse(delivery.headers) as Record<string, string>, {
-    secret: ctx.secretBox.open(delivery.secret_sealed),
-    timestamp: String(at),
+  const message = {
     deliveryId: delivery.id,
-    body: delivery.payload,
-  });
+    payload: delivery.payload,
+    notificationId: delivery.notification_id,
+  };
+  const request = endpointRequest(ctx, delivery, message, at);
   const attempt = { id: newId(at), deliveryId: delivery.id, at };
   try {
     const response = await ctx.webhookClient.send({
-      url: delivery.url,
+      ...request,
       method: 'POST',
-      headers,
-      body: delivery.payload,
       deadlineMs: ctx.config.deliveryTimeoutMs,
       maxBodyBytes: RESPONSE_KEPT_BYTES,
     });

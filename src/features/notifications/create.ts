@@ -77,7 +77,8 @@ export async function suppressionOf(
 type Webhook = { id: string; is_enabled: number };
 
 function webhookOf(alert: WatchingAlert): Webhook | undefined {
-  return alert.channel_type === 'webhook' && alert.webhook_id !== null
+  // A webhook or a channel: both are endpoints of the delivery engine.
+  return alert.channel_type !== 'email' && alert.webhook_id !== null
     ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
     : undefined;
 }

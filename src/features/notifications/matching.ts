@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
+import { resolvesIncident } from '../channels/render.js';
 import { createNotification, type KnownNodes } from './create.js';
 import { organizationChain } from './org-chain.js';
 import { alertsOfTypeIn, type EventRow, type WatchingAlert } from './repo.js';
@@ -16,7 +17,9 @@ export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
   if (alert.scope_node_id !== null && alert.scope_node_id !== event.node_id) return false;
   if (alert.scope_tunnel_id !== null && alert.scope_tunnel_id !== event.resource_id) return false;
   if (alert.scope_service_id !== null && alert.scope_service_id !== event.resource_id) return false;
-  return alert.alert_me === null || alert.alert_me.split(',').includes(event.condition);
+  if (alert.alert_me === null || alert.alert_me.split(',').includes(event.condition)) return true;
+  // An incident a PagerDuty alert opened is closed by the resource's return to good, asked for or not.
+  return alert.channel_type === 'pagerduty' && resolvesIncident(event.condition);
 }
 
 /**

@@ -3,6 +3,7 @@ import { InstantQuery } from '../../http/instants.js';
 import { DeliveryAttempt } from '../deliveries/log-schemas.js';
 import { NotificationSchema } from './payload-schema.js';
 import { NOTIFICATION_TYPES } from './types.js';
+import { ChannelTypeAnswer } from '../alerts/schemas.js';
 
 const Status = Type.Union(
   ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'].map((status) => Type.Literal(status)),
@@ -35,7 +36,7 @@ export const Notification = Type.Object({
   event_id: Type.String(),
   organization: Type.Object({ id: Type.String() }),
   node: Type.Object({ id: Type.String() }),
-  channel_type: Type.Union([Type.Literal('EMAIL'), Type.Literal('WEBHOOK')]),
+  channel_type: ChannelTypeAnswer,
   webhook_id: Type.Union([Type.String(), Type.Null()]),
   occurred_at: Type.String({ description: 'When the event happened, ISO 8601 UTC.' }),
   created_at: Type.String({ description: 'When the notification was made, ISO 8601 UTC.' }),

@@ -1,3 +1,4 @@
+import type { AlertChannelType } from '../../db/types.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
@@ -30,7 +31,7 @@ function present(row: repo.NotificationRow) {
     event_id: row.event_id,
     organization: { id: row.org_id },
     node: { id: row.node_id },
-    channel_type: row.channel_type === 'webhook' ? ('WEBHOOK' as const) : ('EMAIL' as const),
+    channel_type: row.channel_type.toUpperCase() as Uppercase<AlertChannelType>,
     webhook_id: row.webhook_id,
     occurred_at: isoUtc(row.occurred_at),
     created_at: isoUtc(row.created_at),

@@ -1,20 +1,40 @@
-import type { Executor, WebhooksTable } from '../../db/types.js';
+import { CHANNEL_TYPES, type EndpointKind, type Executor, type WebhooksTable } from '../../db/types.js';
 
 export type WebhookRow = WebhooksTable;
 
+/** The kinds of endpoint a query reads: webhooks, or the channels (features/channels) that share their table. */
+export type Kinds = readonly EndpointKind[];
+export const WEBHOOK: Kinds = ['webhook'];
+/** Channels are rows of this table too (docs/decisions/0006-channels-share-the-endpoint-table.md). */
+export const CHANNELS: Kinds = CHANNEL_TYPES;
+
 export interface WebhookListRow extends WebhookRow {
   creator_name: string;
+}
+
+/** A new endpoint's row: what it is given, and a clean record of failures. */
+export function newEndpointRow(
+  given: Pick<
+    WebhookRow,
+    'id' | 'kind' | 'user_id' | 'name' | 'url' | 'secret_sealed' | 'is_enabled' | 'disabled_reason'
+  > &
+    Partial<Pick<WebhookRow, 'headers' | 'labels'>>,
+  now: number,
+): WebhookRow {
+  const clean = { consecutive_failures: 0, retry_at: null, last_failure_at: null };
+  return { headers: '{}', labels: '{}', ...clean, ...given, created_at: now, updated_at: now };
 }
 
 export async function insertWebhook(db: Executor, row: WebhookRow): Promise<void> {
   await db.insertInto('webhooks').values(row).execute();
 }
 
-export async function countWebhooksOfUser(db: Executor, userId: string): Promise<number> {
+export async function countWebhooksOfUser(db: Executor, userId: string, kinds = WEBHOOK): Promise<number> {
   const row = await db
     .selectFrom('webhooks')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('user_id', '=', userId)
+    .where('kind', 'in', kinds)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -23,34 +43,42 @@ export async function findOwnWebhook(
   db: Executor,
   id: string,
   userId: string,
+  kinds = WEBHOOK,
 ): Promise<WebhookRow | undefined> {
   return db
     .selectFrom('webhooks')
     .selectAll()
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .where('kind', 'in', kinds)
     .executeTakeFirst();
 }
 
-function listQuery(db: Executor, userId: string) {
+function listQuery(db: Executor, userId: string, kinds: Kinds) {
   return db
     .selectFrom('webhooks')
     .innerJoin('users', 'users.id', 'webhooks.user_id')
     .selectAll('webhooks')
     .select('users.name as creator_name')
-    .where('webhooks.user_id', '=', userId);
+    .where('webhooks.user_id', '=', userId)
+    .where('webhooks.kind', 'in', kinds);
 }
 
-export async function listOwnWebhooks(db: Executor, userId: string): Promise<WebhookListRow[]> {
-  return listQuery(db, userId).orderBy('webhooks.created_at').orderBy('webhooks.id').execute();
+export async function listOwnWebhooks(
+  db: Executor,
+  userId: string,
+  kinds = WEBHOOK,
+): Promise<WebhookListRow[]> {
+  return listQuery(db, userId, kinds).orderBy('webhooks.created_at').orderBy('webhooks.id').execute();
 }
 
 export async function findOwnWebhookWithCreator(
   db: Executor,
   id: string,
   userId: string,
+  kinds = WEBHOOK,
 ): Promise<WebhookListRow | undefined> {
-  return listQuery(db, userId).where('webhooks.id', '=', id).executeTakeFirst();
+  return listQuery(db, userId, kinds).where('webhooks.id', '=', id).executeTakeFirst();
 }
 
 export async function updateWebhook(db: Executor, id: string, changes: Partial<WebhookRow>): Promise<void> {

@@ -60,22 +60,21 @@ export async function createWebhook(
   validate(ctx, input);
   const now = ctx.clock.now();
   const secret = input.secret ?? generateSecret();
-  const row: repo.WebhookRow = {
-    id: newId(now),
-    user_id: ctx.actor.userId,
-    name: input.name,
-    url: input.url,
-    headers: JSON.stringify(input.Header ?? {}),
-    labels: JSON.stringify(input.metadata?.labels ?? {}),
-    secret_sealed: ctx.secretBox.seal(secret),
-    is_enabled: 0,
-    disabled_reason: 'unverified',
-    consecutive_failures: 0,
-    retry_at: null,
-    last_failure_at: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const row = repo.newEndpointRow(
+    {
+      id: newId(now),
+      kind: 'webhook',
+      user_id: ctx.actor.userId,
+      name: input.name,
+      url: input.url,
+      headers: JSON.stringify(input.Header ?? {}),
+      labels: JSON.stringify(input.metadata?.labels ?? {}),
+      secret_sealed: ctx.secretBox.seal(secret),
+      is_enabled: 0,
+      disabled_reason: 'unverified',
+    },
+    now,
+  );
   await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     const count = await repo.countWebhooksOfUser(trx, ctx.actor.userId);
@@ -167,30 +166,50 @@ export async function getWebhook(ctx: ServiceContext, id: string): Promise<Webho
 }
 
 /** Without force a webhook used by alerts stays; with force it goes with its alerts, atomically. */
-export async function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
+export function deleteWebhook(ctx: ServiceContext, id: string, force: boolean) {
+  return deleteEndpoint(ctx, id, force, { kinds: repo.WEBHOOK, label: 'Webhook' });
+}
+
+/** An endpoint (a webhook, or a channel) of the caller's removed, with its alerts when forced. */
+export async function deleteEndpoint(
+  ctx: ServiceContext,
+  id: string,
+  force: boolean,
+  endpoint: { kinds: repo.Kinds; label: 'Webhook' | 'Channel' },
+) {
+  const { kinds, label } = endpoint;
   return transaction(ctx.db, async (trx) => {
-    // The same per-user lock alert creation takes, so no alert can attach to a webhook being removed.
+    // The same per-user lock alert creation takes, so no alert can attach to an endpoint being removed.
     await touchSubscriptions(trx, ctx.actor.userId);
-    const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId);
-    if (row === undefined) throw notFound('Webhook');
+    const row = await repo.findOwnWebhook(trx, id, ctx.actor.userId, kinds);
+    if (row === undefined) throw notFound(label);
     const alertIds = await alertIdsUsingWebhook(trx, id);
     if (alertIds.length > 0 && !force) {
       throw conflict(
-        `The webhook is used by ${alertIds.length} alert(s); delete them first or repeat with ?force=true to delete them too.`,
+        `The ${label.toLowerCase()} is used by ${alertIds.length} alert(s); delete them first or repeat with ?force=true to delete them too.`,
       );
     }
     await deleteAlerts(trx, alertIds);
     await repo.deleteWebhook(trx, id);
-    return removalAnswer(id, 'Webhook', 'deleted', force, alertIds);
+    return removalAnswer(id, label, 'deleted', force, alertIds);
   });
 }
 
-export async function loadOwnWebhook(ctx: ServiceContext, id: string): Promise<repo.WebhookRow> {
-  const row = await repo.findOwnWebhook(ctx.db, id, ctx.actor.userId);
-  if (row === undefined) throw notFound('Webhook');
+/** One of the caller's webhooks, or with `kinds` its channels (404 otherwise). */
+export async function loadOwnWebhook(
+  ctx: ServiceContext,
+  id: string,
+  kinds = repo.WEBHOOK,
+): Promise<repo.WebhookRow> {
+  const row = await repo.findOwnWebhook(ctx.db, id, ctx.actor.userId, kinds);
+  if (row === undefined) throw notFound(kinds === repo.WEBHOOK ? 'Webhook' : 'Channel');
   return row;
 }
 
 export function requireEnabled(row: repo.WebhookRow): void {
-  if (row.is_enabled !== 1) throw unprocessable(DISABLED_WEBHOOK_MESSAGE);
+  if (row.is_enabled !== 1)
+    throw unprocessable(row.kind === 'webhook' ? DISABLED_WEBHOOK_MESSAGE : DISABLED_ENDPOINT_MESSAGE);
 }
+
+/** A disabled channel, asked to send: a successful test enables it again. */
+const DISABLED_ENDPOINT_MESSAGE = 'The channel is disabled: a successful test enables it again.';

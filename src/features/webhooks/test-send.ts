@@ -3,7 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
 import { samplePayload } from '../notifications/payload.js';
-import { notificationHeaders } from './signing.js';
+import { endpointRequest, type EndpointToCall } from '../deliveries/request.js';
 import type { NotificationType } from '../notifications/types.js';
 import { findOrg } from '../orgs/repo.js';
 import { loadOwnWebhook, requireEnabled } from './service.js';
@@ -30,29 +30,30 @@ export async function testWebhook(
 ): Promise<TestOutcome> {
   const webhook = await loadOwnWebhook(ctx, id);
   requireEnabled(webhook);
+  return sendSample(ctx, webhook, type);
+}
+
+/** A sample notification of `type` for the caller's organization, sent once to an endpoint. */
+export async function sendSample(
+  ctx: ServiceContext,
+  endpoint: EndpointToCall,
+  type: NotificationType,
+): Promise<TestOutcome> {
   const org = await findOrg(ctx.db, ctx.actor.orgId);
   if (org === undefined) throw notFound('Organization');
   const now = ctx.clock.now();
-  const deliveryId = newId(now);
-  const body = JSON.stringify(
-    samplePayload(type, {
-      eventId: newId(now),
-      occurredAt: now,
-      organization: { id: org.id, name: org.name },
-    }),
+  const organization = { id: org.id, name: org.name };
+  const payload = JSON.stringify(samplePayload(type, { eventId: newId(now), occurredAt: now, organization }));
+  const request = endpointRequest(
+    ctx,
+    endpoint,
+    { deliveryId: newId(now), payload, notificationId: null },
+    now,
   );
-  const headers = notificationHeaders(JSON.parse(webhook.headers) as Record<string, string>, {
-    secret: ctx.secretBox.open(webhook.secret_sealed),
-    timestamp: String(now),
-    deliveryId,
-    body,
-  });
   try {
     const response = await ctx.webhookClient.send({
-      url: webhook.url,
+      ...request,
       method: 'POST',
-      headers,
-      body,
       deadlineMs: TEST_DEADLINE_MS,
     });
     return { status: response.status, response: readBody(response.body) };
