@@ -293,6 +293,68 @@ describe('from a report to the vendor', () => {
     });
   });
 
+  it("resolves a certificate's incident when the node reports a renewed certificate", async () => {
+    const pager = await channel({ name: 'Certificates', type: 'pagerduty', routing_key: ROUTING_KEY });
+    const node = await aliveNode(t, 'pd-cert-node');
+    const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'Certificates',
+        type: 'CERT_EXPIRY',
+        settings: { org_id: orgId, node_id: node.id },
+        channel_type: 'pagerduty',
+        channel_id: pager.id,
+      },
+    });
+    expect(alert.status, alert.text).toBe(201);
+    const day = 86_400_000;
+    const certificate = (notBefore: number, notAfter: number) => ({
+      certificate: {
+        not_before: new Date(notBefore).toISOString(),
+        not_after: new Date(notAfter).toISOString(),
+      },
+    });
+    const report = (body: object) =>
+      t.request('POST', '/api/v1/agent/report', { key: null, headers: { 'x-node-token': node.token }, body });
+    // 80 % of its validity has passed: the check is due at once.
+    expect((await report(certificate(Date.now() - 90 * day, Date.now() + 10 * day))).status).toBe(200);
+    await until('the warning', () => postsTo(pagerDuty, 'pd-cert-node').length === 1);
+    expect((await report(certificate(Date.now(), Date.now() + 365 * day))).status).toBe(200);
+    await until('the resolve', () => postsTo(pagerDuty, 'pd-cert-node').length === 2);
+    const [warning, renewed] = postsTo(pagerDuty, 'pd-cert-node').map(json);
+    expect(warning).toMatchObject({
+      event_action: 'trigger',
+      dedup_key: `${alert.body.id}:${node.id}`,
+      payload: { severity: 'warning', class: 'CERT_EXPIRY' },
+    });
+    expect(renewed).toMatchObject({ event_action: 'resolve', dedup_key: warning!.dedup_key });
+    expect(renewed!.payload.custom_details.message).toMatch(/was renewed; it now expires on/);
+    const events = await t.request('GET', `/api/v2/event?node_id=${node.id}&type=CERT_EXPIRY`);
+    expect(events.body.results.map((event: { condition: string }) => event.condition)).toEqual([
+      'RENEWED',
+      '80',
+    ]);
+  });
+
+  it('resolves a headless-time incident when the node reports again', async () => {
+    const pager = await channel({ name: 'Headless', type: 'pagerduty', routing_key: ROUTING_KEY });
+    const node = await aliveNode(t, 'pd-headless-node');
+    const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'Headless',
+        type: 'HEADLESS_EXPIRY',
+        settings: { org_id: orgId, node_id: node.id },
+        channel_type: 'pagerduty',
+        channel_id: pager.id,
+      },
+    });
+    expect(alert.status, alert.text).toBe(201);
+    await silence(t, node.id);
+    await backAlive(node.token);
+    await until('the resolve', () => postsTo(pagerDuty, 'pd-headless-node').length === 1);
+    const [resolve] = postsTo(pagerDuty, 'pd-headless-node').map(json);
+    expect(resolve).toMatchObject({ event_action: 'resolve', dedup_key: `${alert.body.id}:${node.id}` });
+  });
+
   it('maps each condition to its PagerDuty severity', () => {
     const expected = {
       critical: ['UNREACHABLE', 'TERMINATED', 'UNHEALTHY', '100'],

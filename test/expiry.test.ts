@@ -96,6 +96,26 @@ describe('CERT_EXPIRY', () => {
       notAfter + Math.round(365 * DAY * 0.8),
       renewedAfter,
     ]);
+    // The warned-of certificate was renewed: one RENEWED event (what resolves a PagerDuty incident).
+    const renewed = ['RENEWED', new Date(renewedAfter).toISOString()];
+    expect((await expiryEvents(node.id, 'CERT_EXPIRY')).sort()).toEqual([
+      ['100', expiry],
+      ['80', expiry],
+      renewed,
+    ]);
+  });
+
+  it('records no renewal for a certificate that was never warned of', async () => {
+    const node = await registered('cert-quiet');
+    const now = Date.now();
+    const certificate = (notBefore: number, notAfter: number) => ({
+      not_before: new Date(notBefore).toISOString(),
+      not_after: new Date(notAfter).toISOString(),
+    });
+    await report(node.token, { certificate: certificate(now, now + 365 * DAY) });
+    await report(node.token, { certificate: certificate(now, now + 730 * DAY) });
+    await t.jobsSettled();
+    expect(await expiryEvents(node.id, 'CERT_EXPIRY')).toEqual([]);
   });
 });
 

@@ -7,8 +7,11 @@ import type { NotificationBody } from '../../receiver/index.js';
  * Pure: the request shapes are the vendors' public ones (docs/notifications.md#channels).
  */
 
-/** The states a resource returns to: on PagerDuty they resolve the incident its trouble opened. */
-const GOOD_STATES = new Set(['ALIVE', 'CONNECTED', 'HEALTHY']);
+/**
+ * The conditions of a return to good (a renewed certificate included): on PagerDuty they resolve the incident
+ * the resource's trouble opened.
+ */
+const GOOD_STATES = new Set(['ALIVE', 'CONNECTED', 'HEALTHY', 'RENEWED']);
 const CRITICAL = new Set(['UNREACHABLE', 'TERMINATED', 'UNHEALTHY', '100']);
 
 /** Whether an event with this condition resolves a PagerDuty incident, whatever the alert's `alert_me`. */

@@ -23,6 +23,17 @@ export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
 }
 
 /**
+ * The alerts an event may notify: those of its type; and for a node's return to ALIVE also the PagerDuty
+ * alerts on its headless time, whose incident that return closes (their dedup key is the alert and the node).
+ */
+async function candidatesFor(trx: Executor, event: EventRow, orgIds: string[]): Promise<WatchingAlert[]> {
+  const ofType = await alertsOfTypeIn(trx, event.type, orgIds);
+  if (event.type !== 'NODE_STATE_CHANGE' || event.condition !== 'ALIVE') return ofType;
+  const headless = await alertsOfTypeIn(trx, 'HEADLESS_EXPIRY', orgIds);
+  return [...ofType, ...headless.filter((alert) => alert.channel_type === 'pagerduty')];
+}
+
+/**
  * Matches new events to alerts, in the transaction that stores them: an alert without a duration gets
  * its notification now; one with a duration gets a check at `occurred_at + duration`, which notifies
  * only if the resource has not changed since.
@@ -35,9 +46,9 @@ export async function notifyMatchingAlerts(
 ): Promise<void> {
   for (const event of events) {
     const chain = await organizationChain(ctx, trx, event.org_id);
-    const candidates = await alertsOfTypeIn(
+    const candidates = await candidatesFor(
       trx,
-      event.type,
+      event,
       chain.map((org) => org.id),
     );
     for (const alert of candidates) {

@@ -35,10 +35,13 @@ const MESSAGES: Record<NotificationType, (facts: EventFacts) => string> = {
   NODE_IP_CHANGE: (f) =>
     `Node ${f.node.name} changed its ${f.condition === 'PUBLIC_IP' ? 'public' : 'private'} IP address from ` +
     `${f.previous ?? 'none'} to ${f.current}.`,
-  CERT_EXPIRY: (f) =>
-    f.condition === '100'
+  CERT_EXPIRY: (f) => {
+    if (f.condition === 'RENEWED')
+      return `The certificate of node ${f.node.name} was renewed; it now expires on ${day(f.current)}.`;
+    return f.condition === '100'
       ? `The certificate of node ${f.node.name} expired on ${day(f.current)}.`
-      : `The certificate of node ${f.node.name} is 80 % through its validity; it expires on ${day(f.current)}.`,
+      : `The certificate of node ${f.node.name} is 80 % through its validity; it expires on ${day(f.current)}.`;
+  },
   HEADLESS_EXPIRY: (f) =>
     f.condition === '100'
       ? `Node ${f.node.name} has been unreachable for all of its headless time (until ${f.current}).`

@@ -9,7 +9,11 @@ import { listEvents } from './service.js';
 const Event = Type.Object({
   id: Type.String(),
   type: Type.String({ description: 'One of the seven notification types.' }),
-  condition: Type.String({ description: 'The alert_me value it matches.' }),
+  condition: Type.String({
+    description:
+      'The alert_me value it matches; or, for CERT_EXPIRY, RENEWED: a certificate that had been warned of was ' +
+      'replaced by one valid for longer (no alert_me names it: it resolves PagerDuty incidents).',
+  }),
   organization: Type.Object({ id: Type.String(), name: Type.String() }),
   node: Type.Object({
     id: Type.String(),

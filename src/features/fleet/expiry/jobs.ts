@@ -31,6 +31,28 @@ interface HeadlessCheck {
 const at = (start: number, end: number, threshold: Threshold) =>
   start + Math.round(((end - start) * Number(threshold)) / 100);
 
+/** The condition of a CERT_EXPIRY event that says a warned-of certificate was replaced by a later one. */
+export const RENEWED = 'RENEWED';
+
+/**
+ * Whether a certificate that replaces `oldNotAfter` with a later `newNotAfter` renews one that was warned of
+ * (an 80 % or 100 % event stored for it): then its CERT_EXPIRY `RENEWED` event is due, which closes what that
+ * warning opened (a PagerDuty incident). Not an `alert_me` value: only that closing is sent it.
+ */
+export async function renewsWarnedCertificate(
+  db: Executor,
+  nodeId: string,
+  oldNotAfter: number | null,
+  newNotAfter: number,
+): Promise<boolean> {
+  if (oldNotAfter === null || newNotAfter <= oldNotAfter) return false;
+  const expiry = isoUtc(oldNotAfter);
+  for (const condition of THRESHOLDS)
+    if (await nodeHasEvent(db, nodeId, { type: 'CERT_EXPIRY', condition, current_state: expiry }))
+      return true;
+  return false;
+}
+
 /**
  * A new certificate moves both checks (80 % of its validity, and its end) to exact times: the old
  * certificate's checks are cancelled and the new ones enqueued, in the report's transaction.

@@ -1,10 +1,16 @@
 import type { AppContext } from '../../../context.js';
+import { isoUtc } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import type { NodeRow } from '../nodes/repo.js';
 import { lockNode, updateNode } from '../nodes/repo.js';
 import { recordEvents } from '../events/record.js';
 import * as resources from '../resources-repo.js';
-import { cancelHeadlessChecks, scheduleCertificateChecks } from '../expiry/jobs.js';
+import {
+  cancelHeadlessChecks,
+  renewsWarnedCertificate,
+  RENEWED,
+  scheduleCertificateChecks,
+} from '../expiry/jobs.js';
 import { checkPeers, checkReport } from './checks.js';
 import { addressChanges, planResources, type Address, type Change } from './diff.js';
 import { reportDigests, repeatsLastReport, withReport } from './digest.js';
@@ -100,6 +106,10 @@ export async function applyReport(
       const notAfter = Date.parse(report.certificate.not_after);
       if (notBefore !== node.cert_not_before || notAfter !== node.cert_not_after) {
         await scheduleCertificateChecks(ctx.jobs, trx, node.id, notBefore, notAfter);
+        if (await renewsWarnedCertificate(trx, node.id, node.cert_not_after, notAfter)) {
+          const [previous, current] = [isoUtc(node.cert_not_after as number), isoUtc(notAfter)];
+          nodeChange({ type: 'CERT_EXPIRY', condition: RENEWED, resource: nodeResource, previous, current });
+        }
       }
       update.cert_not_before = notBefore;
       update.cert_not_after = notAfter;
