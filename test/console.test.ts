@@ -448,7 +448,23 @@ interface ConsolePage {
 function consolePages(ids: Fixtures): ConsolePage[] {
   return [
     { name: 'fleet', hash: '/fleet', heading: 'Fleet' },
-    { name: 'node', hash: `/nodes/${ids.nodeId}`, heading: NODE_NAME },
+    {
+      name: 'node',
+      hash: `/nodes/${ids.nodeId}`,
+      heading: NODE_NAME,
+      // The loop left the node UNREACHABLE: its tunnels' and services' states are only the last known.
+      then: async (target) => {
+        await target
+          .getByRole('note')
+          .getByText(/the states below are the last known ones/)
+          .waitFor();
+        await target
+          .getByRole('table', { name: 'Tunnels' })
+          .getByText(/last known CONNECTED/)
+          .first()
+          .waitFor();
+      },
+    },
     { name: 'events', hash: '/events', heading: 'Events' },
     { name: 'notifications', hash: '/notifications', heading: 'Notifications' },
     { name: 'notification', hash: `/notifications/${ids.notificationId}`, heading: UNREACHABLE_MESSAGE },

@@ -16,6 +16,7 @@ const NODE_FIELDS = [
   'name',
   'node_state',
   'organization',
+  'resource_states',
   'services',
   'state_since',
   'status',

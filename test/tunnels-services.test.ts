@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from './support/error-shape.js';
+import { silence } from './support/fleet.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -110,5 +111,40 @@ describe('one tunnel or service', () => {
     const [service] = (await t.request('GET', '/api/v2/service')).body.results;
     expect((await t.request('GET', `/api/v1/service/${service.id}`)).body).toEqual(service);
     expect((await t.request('DELETE', `/api/v1/service/${service.id}`)).status).toBe(200);
+  });
+});
+
+describe('last-known states while a node is UNREACHABLE', () => {
+  it('are flagged stale with the time of the last report, in every read and list, and fresh again on the next report', async () => {
+    const quiet = await node('stale-1', east);
+    await report(quiet.token, {
+      tunnels: [{ key: 'u', name: 'Uplink', state: 'CONNECTED' }],
+      services: [{ key: 's', name: 'Shell', status: 'HEALTHY' }],
+    });
+    const fresh = { stale: false, as_of: null };
+    const tunnels = async (query = '') =>
+      (await t.request('GET', `/api/v2/tunnel?node_id=${quiet.id}${query}`)).body;
+    const [tunnel] = (await tunnels()).results;
+    expect(tunnel).toMatchObject(fresh);
+    expect((await t.request('GET', `/api/v1/node/${quiet.id}`)).body.resource_states).toEqual(fresh);
+
+    const lastReport = (await t.request('GET', `/api/v1/node/${quiet.id}`)).body.last_seen_at as string;
+    await silence(t, quiet.id);
+    const stale = { stale: true, as_of: lastReport };
+    expect((await tunnels()).results[0]).toMatchObject({ state: 'CONNECTED', ...stale });
+    expect((await t.request('GET', `/api/v1/tunnel/${tunnel.id}`)).body).toMatchObject(stale);
+    const [service] = (await t.request('GET', `/api/v2/service?node_id=${quiet.id}`)).body.results;
+    expect(service).toMatchObject({ status: 'HEALTHY', ...stale });
+    const read = (await t.request('GET', `/api/v1/node/${quiet.id}`)).body;
+    expect(read).toMatchObject({ node_state: 'UNREACHABLE', resource_states: stale });
+    const listed = (await t.request('GET', `/api/v2/node?search=stale-1`)).body.results[0];
+    expect(listed.resource_states).toEqual(stale);
+    expect((await tunnels('&stale=true')).total_count).toBe(1);
+    expect((await tunnels('&stale=false')).total_count).toBe(0);
+
+    await report(quiet.token, undefined);
+    expect((await tunnels()).results[0]).toMatchObject(fresh);
+    expect((await t.request('GET', `/api/v1/node/${quiet.id}`)).body.resource_states).toEqual(fresh);
+    expect((await tunnels('&stale=true')).total_count).toBe(0);
   });
 });

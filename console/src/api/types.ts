@@ -37,6 +37,8 @@ export interface FleetNode {
   upgrade: { status: string } | null;
   tunnels: Record<string, number>;
   services: Record<string, number>;
+  /** While the node is UNREACHABLE the counts are only what it last reported. */
+  resource_states: { stale: boolean; as_of: string | null };
   created_at: string;
   token?: string;
 }
@@ -47,6 +49,8 @@ export interface Tunnel {
   state: string;
   state_since: string;
   peer_node_id: string | null;
+  stale: boolean;
+  as_of: string | null;
 }
 
 export interface Service {
@@ -54,6 +58,8 @@ export interface Service {
   name: string;
   status: string;
   state_since: string;
+  stale: boolean;
+  as_of: string | null;
 }
 
 export interface FleetEvent {

@@ -17,22 +17,33 @@ export const LIVE_MS = 2_000;
 
 const STATES: NodeState[] = ['ALIVE', 'UNREACHABLE', 'NEW'];
 
+/** size 1: only the total is wanted. */
+const total = (path: string, filters: Record<string, string>) =>
+  usePage<unknown>(path, filters, 0, { refetchInterval: LIVE_MS, size: 1 });
+
 function StateCounts() {
-  const counts = STATES.map((state) => ({
-    state,
-    // size 1: only the total is wanted.
-    query: usePage<FleetNode>('/api/v2/node', { node_state: state }, 0, {
-      refetchInterval: LIVE_MS,
-      size: 1,
-    }),
-  }));
+  const counts = [
+    ...STATES.map((state) => ({
+      key: state.toLowerCase(),
+      label: state.toLowerCase(),
+      query: total('/api/v2/node', { node_state: state }),
+      link: href('/fleet', { state }),
+    })),
+    // The tunnels and services of UNREACHABLE nodes: their states now are unknown.
+    ...(['tunnel', 'service'] as const).map((kind) => ({
+      key: `unknown-${kind}`,
+      label: `${kind}s unknown`,
+      query: total(`/api/v2/${kind}`, { stale: 'true' }),
+      link: href('/fleet', { state: 'UNREACHABLE' }),
+    })),
+  ];
   return (
-    <ul className="counts" aria-label="Nodes by state">
-      {counts.map(({ state, query }) => (
-        <li key={state} className={`count count-${state.toLowerCase()}`}>
-          <a href={href('/fleet', { state })}>
+    <ul className="counts" aria-label="Nodes by state, and tunnels and services whose state is unknown">
+      {counts.map(({ key, label, query, link }) => (
+        <li key={key} className={`count count-${key.startsWith('unknown') ? 'unknown' : key}`}>
+          <a href={link}>
             <span className="count-number">{query.data?.total_count.toLocaleString('en') ?? '…'}</span>
-            <span className="count-label">{state.toLowerCase()}</span>
+            <span className="count-label">{label}</span>
           </a>
         </li>
       ))}
@@ -40,10 +51,17 @@ function StateCounts() {
   );
 }
 
-function health(counts: Record<string, number>, good: string): string {
+function health(node: FleetNode, counts: Record<string, number>, good: string) {
   const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
   if (total === 0) return '—';
-  return `${counts[good] ?? 0}/${total} ${good.toLowerCase()}`;
+  const known = `${counts[good] ?? 0}/${total} ${good.toLowerCase()}`;
+  if (!node.resource_states.stale) return known;
+  // Never shown as current: the node went silent, and these are what it said before.
+  return (
+    <span className="stale" title="The node is unreachable: this is what it last reported.">
+      unknown (last known {known})
+    </span>
+  );
 }
 
 const columns: Column<FleetNode>[] = [
@@ -68,8 +86,8 @@ const columns: Column<FleetNode>[] = [
     cell: (node) => node.status.node.addresses.map((address) => address.address).join(', ') || '—',
     secondary: true,
   },
-  { header: 'Tunnels', cell: (node) => health(node.tunnels, 'CONNECTED'), secondary: true },
-  { header: 'Services', cell: (node) => health(node.services, 'HEALTHY'), secondary: true },
+  { header: 'Tunnels', cell: (node) => health(node, node.tunnels, 'CONNECTED'), secondary: true },
+  { header: 'Services', cell: (node) => health(node, node.services, 'HEALTHY'), secondary: true },
 ];
 
 /** Typing settles for this long before the list is asked again. */

@@ -69,7 +69,17 @@ function Facts({ node }: { node: FleetNode }) {
   );
 }
 
-function Resources({ nodeId }: { nodeId: string }) {
+/** A state as it is now, or, while the node is silent, unknown with its last known value greyed. */
+function KnownState({ state, stale }: { state: string; stale: boolean }) {
+  if (!stale) return <Badge state={state} />;
+  return (
+    <span className="stale">
+      <Badge state="UNKNOWN" /> last known {state}
+    </span>
+  );
+}
+
+function Resources({ nodeId, node }: { nodeId: string; node: FleetNode }) {
   const tunnels = usePage<Tunnel>('/api/v2/tunnel', { node_id: nodeId }, 0, {
     refetchInterval: LIVE_MS,
     size: 100,
@@ -78,53 +88,68 @@ function Resources({ nodeId }: { nodeId: string }) {
     refetchInterval: LIVE_MS,
     size: 100,
   });
+  const { stale, as_of: asOf } = node.resource_states;
   return (
-    <div className="two-columns">
-      <section aria-labelledby="tunnels-title">
-        <h2 id="tunnels-title">Tunnels</h2>
-        <Loaded query={tunnels} what="tunnels">
-          {(data) =>
-            data.total_count === 0 ? (
-              <Empty>
-                <p>No tunnels reported.</p>
-              </Empty>
-            ) : (
-              <Table
-                caption="Tunnels"
-                rows={data.results}
-                columns={[
-                  { header: 'Name', cell: (tunnel) => tunnel.name },
-                  { header: 'State', cell: (tunnel) => <Badge state={tunnel.state} /> },
-                  { header: 'Since', cell: (tunnel) => <When at={tunnel.state_since} /> },
-                ]}
-              />
-            )
-          }
-        </Loaded>
-      </section>
-      <section aria-labelledby="services-title">
-        <h2 id="services-title">Services</h2>
-        <Loaded query={services} what="services">
-          {(data) =>
-            data.total_count === 0 ? (
-              <Empty>
-                <p>No services reported.</p>
-              </Empty>
-            ) : (
-              <Table
-                caption="Services"
-                rows={data.results}
-                columns={[
-                  { header: 'Name', cell: (service) => service.name },
-                  { header: 'Status', cell: (service) => <Badge state={service.status} /> },
-                  { header: 'Since', cell: (service) => <When at={service.state_since} /> },
-                ]}
-              />
-            )
-          }
-        </Loaded>
-      </section>
-    </div>
+    <>
+      {stale ? (
+        <p className="stale-note" role="note">
+          The node is unreachable: the states below are the last known ones, from its last report{' '}
+          <When at={asOf} />, before the node went silent. What they are now is unknown.
+        </p>
+      ) : null}
+      <div className="two-columns">
+        <section aria-labelledby="tunnels-title">
+          <h2 id="tunnels-title">Tunnels</h2>
+          <Loaded query={tunnels} what="tunnels">
+            {(data) =>
+              data.total_count === 0 ? (
+                <Empty>
+                  <p>No tunnels reported.</p>
+                </Empty>
+              ) : (
+                <Table
+                  caption="Tunnels"
+                  rows={data.results}
+                  columns={[
+                    { header: 'Name', cell: (tunnel) => tunnel.name },
+                    {
+                      header: 'State',
+                      cell: (tunnel) => <KnownState state={tunnel.state} stale={tunnel.stale} />,
+                    },
+                    { header: 'Since', cell: (tunnel) => <When at={tunnel.state_since} /> },
+                  ]}
+                />
+              )
+            }
+          </Loaded>
+        </section>
+        <section aria-labelledby="services-title">
+          <h2 id="services-title">Services</h2>
+          <Loaded query={services} what="services">
+            {(data) =>
+              data.total_count === 0 ? (
+                <Empty>
+                  <p>No services reported.</p>
+                </Empty>
+              ) : (
+                <Table
+                  caption="Services"
+                  rows={data.results}
+                  columns={[
+                    { header: 'Name', cell: (service) => service.name },
+                    {
+                      header: 'Status',
+                      cell: (service) => <KnownState state={service.status} stale={service.stale} />,
+                    },
+                    { header: 'Since', cell: (service) => <When at={service.state_since} /> },
+                  ]}
+                />
+              )
+            }
+          </Loaded>
+        </section>
+      </div>
+    </>
   );
 }
 
@@ -183,7 +208,7 @@ export function NodePage({ id }: { id: string }) {
             ) : undefined}
           </PageHeader>
           <Facts node={data} />
-          <Resources nodeId={id} />
+          <Resources nodeId={id} node={data} />
           <Timeline nodeId={id} />
         </>
       )}

@@ -94,6 +94,20 @@ export const Node = Type.Object({
   services: Type.Record(Type.String(), Type.Integer(), {
     description: 'How many services have each status.',
   }),
+  resource_states: Type.Object(
+    {
+      stale: Type.Boolean({ description: 'true while the node is UNREACHABLE.' }),
+      as_of: Type.Union([Type.String(), Type.Null()], {
+        description:
+          "While stale, the node's last report (ISO 8601, UTC), which the counts describe; else null.",
+      }),
+    },
+    {
+      description:
+        "Whether the tunnels' and services' counts are current, or only the last known ones: while the node is " +
+        'UNREACHABLE they are what it last reported, and their states are unknown now.',
+    },
+  ),
   created_at: Type.String({ description: 'ISO 8601, UTC.' }),
 });
 

@@ -11,6 +11,7 @@ import { randomToken, sha256Hex } from '../../../lib/tokens.js';
 import { isInSubtree } from '../../orgs/repo.js';
 import * as repo from './repo.js';
 import { DEFAULT_HEADLESS_MINUTES } from './schemas.js';
+import { staleness } from '../resources/service.js';
 
 const MINUTE_MS = 60_000;
 
@@ -198,6 +199,7 @@ function presentNode(node: repo.NodeView, tunnels: Record<string, number>, servi
     upgrade: node.upgrade_status === null ? null : { status: node.upgrade_status },
     tunnels: { CONNECTED: 0, TERMINATED: 0, ...tunnels },
     services: { HEALTHY: 0, UNHEALTHY: 0, TERMINATED: 0, ...services },
+    resource_states: staleness(node.node_state, node.last_seen_at),
     created_at: isoUtc(node.created_at),
   };
 }

@@ -14,6 +14,14 @@ const common = {
   node: Ref,
   organization: Ref,
   state_since: Type.String({ description: 'ISO 8601, UTC: when its state last changed.' }),
+  stale: Type.Boolean({
+    description:
+      'true while its node is UNREACHABLE: the state is only the last one the node reported, not a current one.',
+  }),
+  as_of: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "While stale, when the state was last known (ISO 8601, UTC: the node's last report); else null.",
+  }),
   created_at: Type.String({ description: 'ISO 8601, UTC: when a report first listed it.' }),
 };
 
@@ -69,6 +77,11 @@ export async function resourceRoutes(app: App): Promise<void> {
               include_child: Type.Optional(Type.Boolean({ description: 'Default true.' })),
               node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
               [kind.filter]: Type.Optional(kind.states),
+              stale: Type.Optional(
+                Type.Boolean({
+                  description: 'true: only those whose node is UNREACHABLE (state unknown now).',
+                }),
+              ),
             },
             errors: [404],
           }),
@@ -86,6 +99,7 @@ export async function resourceRoutes(app: App): Promise<void> {
             ...(typeof query.include_child === 'boolean' ? { include_child: query.include_child } : {}),
             ...(typeof query.node_id === 'string' ? { node_id: query.node_id } : {}),
             ...(state === undefined ? {} : { state }),
+            ...(typeof query.stale === 'boolean' ? { stale: query.stale } : {}),
           },
           pageRequest(query),
         )) as never;

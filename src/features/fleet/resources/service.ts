@@ -17,6 +17,8 @@ export interface ResourceListQuery {
   node_id?: string;
   /** The state (tunnels) or status (services) to keep. */
   state?: string;
+  /** true: only those whose node is UNREACHABLE (their state is its last report's); false: only the others. */
+  stale?: boolean;
 }
 
 const WHAT = { tunnels: 'Tunnel', services: 'Service' } as const;
@@ -35,6 +37,8 @@ function viewQuery(db: Executor, table: ResourceTable) {
       `${table}.created_at as created_at`,
       'nodes.id as node_id',
       'nodes.name as node_name',
+      'nodes.node_state as node_state',
+      'nodes.last_seen_at as node_last_seen_at',
       'organizations.id as org_id',
       'organizations.name as org_name',
     ]);
@@ -52,8 +56,18 @@ function present(table: ResourceTable, row: ResourceView, peerNodeId: string | n
     node: { id: row.node_id, name: row.node_name },
     organization: { id: row.org_id, name: row.org_name },
     state_since: isoUtc(row.state_since),
+    ...staleness(row.node_state, row.node_last_seen_at),
     created_at: isoUtc(row.created_at),
   };
+}
+
+/**
+ * A tunnel's or service's state is what its node last reported: while the node is UNREACHABLE it is only the
+ * last known one, as of that report (docs/rules/alerts-and-fleet.md#stale-states).
+ */
+export function staleness(nodeState: string, lastSeenAt: number | null) {
+  const stale = nodeState === 'UNREACHABLE';
+  return { stale, as_of: stale && lastSeenAt !== null ? isoUtc(Number(lastSeenAt)) : null };
 }
 
 async function peers(
@@ -83,6 +97,8 @@ export async function listResources(
   if (query.node_id !== undefined) rows = rows.where('nodes.id', '=', query.node_id);
   if (query.state !== undefined)
     rows = rows.where(sql.ref(`${table}.${STATE_COLUMN[table]}`), '=', query.state);
+  if (query.stale !== undefined)
+    rows = rows.where('nodes.node_state', query.stale ? '=' : '!=', 'UNREACHABLE');
   const found = await paginate(ctx.db, rows.orderBy(`${table}.name`).orderBy(`${table}.id`), page);
   const peerOf = await peers(
     ctx.db,
