@@ -13,7 +13,9 @@ import {
   axeCheck,
   checkAndPhotograph,
   launchBrowser,
+  NARROW,
   openPage,
+  screenshot,
   sessionKey,
   settled,
   signInWithKey,
@@ -534,6 +536,28 @@ describe('every page', () => {
     await axeCheck(signIn.page, 'sign-in with a key');
     expectNoProblems(test, signIn);
   }, 120_000);
+});
+
+describe('the phone', () => {
+  it('folds the sections into a menu at 390 px, which a move to another page closes', async () => {
+    const test = await page({ signedInWith: adminKey });
+    const ui = test.page;
+    await ui.setViewportSize(NARROW);
+    await ui.goto(`${server.baseUrl}/#/fleet`);
+    await settled(ui, 'Fleet');
+    const menu = ui.getByRole('button', { name: 'Menu' });
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await sections(ui).getByRole('link', { name: 'Alerts' }).isVisible()).toBe(false);
+    await menu.click();
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    await axeCheck(ui, 'the open menu at 390 px');
+    await screenshot(ui, 'menu');
+    await sections(ui).getByRole('link', { name: 'Alerts' }).click();
+    await settled(ui, 'Alerts');
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await sections(ui).getByRole('link', { name: 'Fleet' }).isVisible()).toBe(false);
+    expectNoProblems(test);
+  });
 });
 
 describe('the alert form', () => {

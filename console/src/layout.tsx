@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { useRoute } from './router';
 import { useSession } from './session';
 
@@ -24,12 +24,9 @@ export function Layout({ children }: { children: ReactNode }) {
   const { me, isAdmin, signOut } = useSession();
   const route = useRoute();
   const active = sectionOf(route.path);
-  // On a narrow screen the sections scroll sideways: keep the current one in view.
-  useEffect(() => {
-    document
-      .querySelector('.sections [aria-current="page"]')
-      ?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }, [active]);
+  // On a narrow screen the sections fold into a menu, closed again by every move to another page.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [route.path]);
   return (
     <div className="shell">
       <header className="topbar">
@@ -37,7 +34,16 @@ export function Layout({ children }: { children: ReactNode }) {
           <span className="brand-mark" aria-hidden="true" />
           edgewatch
         </a>
-        <nav aria-label="Sections" className="sections">
+        <button
+          type="button"
+          className="menu-toggle quiet"
+          aria-expanded={menuOpen}
+          aria-controls="sections"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
+        <nav aria-label="Sections" id="sections" className={menuOpen ? 'sections open' : 'sections'}>
           {SECTIONS.filter((section) => !section.admin || isAdmin).map((section) => (
             <a
               key={section.path}
