@@ -73,10 +73,13 @@ async function channel(body: Record<string, unknown>, key?: string) {
   return res.body as { id: string; name: string; target: string; is_enabled: boolean };
 }
 
-/** An alert on the channel for one node's state, so the tests' alerts do not fire for each other's nodes. */
-async function alertOn(channelType: string, channelId: string, nodeId: string, alertMe = 'UNREACHABLE') {
-  const type = 'NODE_STATE_CHANGE';
-  const settings = { org_id: orgId, node_id: nodeId, alert_me: alertMe };
+/**
+ * An alert on the channel for one node (UNREACHABLE only, for its state; every condition for another type), so
+ * the tests' alerts do not fire for each other's nodes.
+ */
+async function alertOn(channelType: string, channelId: string, nodeId: string, type = 'NODE_STATE_CHANGE') {
+  const conditions = type === 'NODE_STATE_CHANGE' ? { alert_me: 'UNREACHABLE' } : {};
+  const settings = { org_id: orgId, node_id: nodeId, ...conditions };
   const res = await t.request('POST', '/api/v1/mysubscriptions', {
     body: {
       name: `${channelType} ${type}`,
@@ -296,16 +299,7 @@ describe('from a report to the vendor', () => {
   it("resolves a certificate's incident when the node reports a renewed certificate", async () => {
     const pager = await channel({ name: 'Certificates', type: 'pagerduty', routing_key: ROUTING_KEY });
     const node = await aliveNode(t, 'pd-cert-node');
-    const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-      body: {
-        name: 'Certificates',
-        type: 'CERT_EXPIRY',
-        settings: { org_id: orgId, node_id: node.id },
-        channel_type: 'pagerduty',
-        channel_id: pager.id,
-      },
-    });
-    expect(alert.status, alert.text).toBe(201);
+    const alert = await alertOn('pagerduty', pager.id, node.id, 'CERT_EXPIRY');
     const day = 86_400_000;
     const certificate = (notBefore: number, notAfter: number) => ({
       certificate: {
@@ -323,7 +317,7 @@ describe('from a report to the vendor', () => {
     const [warning, renewed] = postsTo(pagerDuty, 'pd-cert-node').map(json);
     expect(warning).toMatchObject({
       event_action: 'trigger',
-      dedup_key: `${alert.body.id}:${node.id}`,
+      dedup_key: `${alert.id}:${node.id}`,
       payload: { severity: 'warning', class: 'CERT_EXPIRY' },
     });
     expect(renewed).toMatchObject({ event_action: 'resolve', dedup_key: warning!.dedup_key });
@@ -338,21 +332,12 @@ describe('from a report to the vendor', () => {
   it('resolves a headless-time incident when the node reports again', async () => {
     const pager = await channel({ name: 'Headless', type: 'pagerduty', routing_key: ROUTING_KEY });
     const node = await aliveNode(t, 'pd-headless-node');
-    const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-      body: {
-        name: 'Headless',
-        type: 'HEADLESS_EXPIRY',
-        settings: { org_id: orgId, node_id: node.id },
-        channel_type: 'pagerduty',
-        channel_id: pager.id,
-      },
-    });
-    expect(alert.status, alert.text).toBe(201);
+    const alert = await alertOn('pagerduty', pager.id, node.id, 'HEADLESS_EXPIRY');
     await silence(t, node.id);
     await backAlive(node.token);
     await until('the resolve', () => postsTo(pagerDuty, 'pd-headless-node').length === 1);
     const [resolve] = postsTo(pagerDuty, 'pd-headless-node').map(json);
-    expect(resolve).toMatchObject({ event_action: 'resolve', dedup_key: `${alert.body.id}:${node.id}` });
+    expect(resolve).toMatchObject({ event_action: 'resolve', dedup_key: `${alert.id}:${node.id}` });
   });
 
   it('maps each condition to its PagerDuty severity', () => {

@@ -10,11 +10,10 @@ import { lockWebhook } from '../deliveries/repo.js';
 import type { NotificationType } from '../notifications/types.js';
 import { touchSubscriptions } from '../users/repo.js';
 import * as repo from '../webhooks/repo.js';
+import { CHANNELS } from '../webhooks/repo.js';
 import { checkWebhookUrl } from '../webhooks/rules.js';
 import { deleteEndpoint } from '../webhooks/service.js';
 import { sendSample, type TestOutcome } from '../webhooks/test-send.js';
-
-const { CHANNELS } = repo;
 
 export interface ChannelInput {
   name?: string;

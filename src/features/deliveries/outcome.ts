@@ -167,6 +167,22 @@ async function recordFailure(
   return true;
 }
 
+/** How the owner's e-mail names the endpoint and what makes it send again. */
+const WEBHOOK_REMEDY = {
+  what: 'Webhook',
+  path: 'webhook',
+  remedy: 'verify the webhook again',
+  again: 'verify',
+  then: 'and',
+};
+const CHANNEL_REMEDY = {
+  what: 'Channel',
+  path: 'channel',
+  remedy: 'test the channel',
+  again: 'test',
+  then: 'and once it answers 2xx',
+};
+
 async function disableWebhook(
   ctx: AppContext,
   trx: Executor,
@@ -196,11 +212,7 @@ async function disableWebhook(
       ? 'answered 410 Gone to a notification'
       : `failed ${failures} notification requests in a row`;
   // A channel has no challenge: a successful test is what enables it again.
-  const [what, path, remedy] =
-    webhook.kind === 'webhook'
-      ? ['Webhook', 'webhook', 'verify the webhook again']
-      : ['Channel', 'channel', 'test the channel'];
-  const [again, then] = webhook.kind === 'webhook' ? ['verify', 'and'] : ['test', 'and once it answers 2xx'];
+  const { what, path, remedy, again, then } = webhook.kind === 'webhook' ? WEBHOOK_REMEDY : CHANNEL_REMEDY;
   await ctx.mailer.enqueue(trx, {
     to: owner.email,
     subject:

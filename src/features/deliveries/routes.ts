@@ -14,7 +14,7 @@ export async function deliveryLogRoutes(app: App): Promise<void> {
 
 async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds): Promise<void> {
   const tags = [`${endpoint}s`];
-  const OWN_WEBHOOK = `The ${endpoint} must be one of yours (another user’s → 404).`;
+  const OWN = `The ${endpoint} must be one of yours (another user’s → 404).`;
   app.get(
     `/api/v1/${endpoint}/:id/deliveries`,
     {
@@ -25,7 +25,7 @@ async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds
         params: IdParams,
         ...listSchema({
           item: schemas.DeliveryLogEntry,
-          order: `newest first (created_at, then id). Dates filter created_at. ${OWN_WEBHOOK}`,
+          order: `newest first (created_at, then id). Dates filter created_at. ${OWN}`,
           filters: schemas.deliveryLogFilters,
           errors: [404],
         }),
@@ -45,7 +45,7 @@ async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds
       schema: {
         tags,
         summary: `One delivery of a ${endpoint}, with every request made for it`,
-        description: OWN_WEBHOOK,
+        description: OWN,
         params: schemas.DeliveryParams,
         response: responses({ 200: schemas.DeliveryWithAttempts }, [401, 403, 404]),
       },
@@ -66,7 +66,7 @@ async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds
           "or expired delivery, or a pending one waiting for the webhook's retry time, is the webhook's next " +
           'request, at once, even before that time (while the webhook is failing it is still the only request in ' +
           'flight). A disabled webhook → 422 (verify it first: that sends what it held); a delivery that is held ' +
-          `or delivered → 409 (a delivered one is sent again by a replay). ${OWN_WEBHOOK}`,
+          `or delivered → 409 (a delivered one is sent again by a replay). ${OWN}`,
         params: schemas.DeliveryParams,
         response: responses({ 202: schemas.DeliveryLogEntry }, [401, 403, 404, 409, 422]),
       },
@@ -88,7 +88,7 @@ async function logRoutes(app: App, endpoint: 'webhook' | 'channel', kinds: Kinds
           'For a receiver that lost what it received: every delivery made at or after since that was delivered, ' +
           'failed or expired is queued again, oldest first, each with its own delivery id (receivers that ' +
           'deduplicate recognize what they have). Pending and held deliveries are on their way already and are ' +
-          `not counted. A disabled webhook → 422. ${OWN_WEBHOOK}`,
+          `not counted. A disabled webhook → 422. ${OWN}`,
         params: IdParams,
         body: schemas.ReplayBody,
         response: responses({ 202: schemas.ReplayAnswer }, [400, 401, 403, 404, 413, 415, 422]),
