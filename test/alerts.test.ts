@@ -340,27 +340,43 @@ describe('DELETE /api/v1/mysubscriptions/{id} sent several times at once', () =>
 });
 
 describe('create and edit racing a delete', () => {
-  /** Runs `hook` right after the next transaction commits, before the request that ran it answers. */
-  function afterNextCommit(hook: () => Promise<unknown>): void {
+  /**
+   * Runs `hook` right after the first transaction whose commit makes `committed` true, before the request
+   * that ran it answers. Background work may commit transactions of its own meanwhile; they pass untouched.
+   */
+  function afterCommitOf(committed: () => Promise<boolean>, hook: () => Promise<unknown>): void {
     const db = t.ctx.db;
     const transaction = db.transaction.bind(db);
     db.transaction = () => {
-      Reflect.deleteProperty(db, 'transaction');
       const builder = transaction();
       const execute = builder.execute.bind(builder);
       return Object.assign(builder, {
         execute: async (callback: Parameters<typeof execute>[0]) => {
           const result = await execute(callback);
-          await hook();
+          if (Object.hasOwn(db, 'transaction') && (await committed())) {
+            Reflect.deleteProperty(db, 'transaction');
+            await hook();
+          }
           return result;
         },
       });
     };
   }
 
+  const alertStored = async (userId: string, name: string) =>
+    (await t.ctx.db
+      .selectFrom('alerts')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('name', '=', name)
+      .executeTakeFirst()) !== undefined;
+
   it('answers a create with the alert its transaction stored, though it was deleted since', async () => {
     const user = await t.userWithRoles(['operator']);
-    afterNextCommit(() => t.ctx.db.deleteFrom('alerts').where('user_id', '=', user.id).execute());
+    afterCommitOf(
+      () => alertStored(user.id, 'Gone at once'),
+      () => t.ctx.db.deleteFrom('alerts').where('user_id', '=', user.id).execute(),
+    );
     const res = await t.request('POST', '/api/v1/mysubscriptions', {
       key: user.key,
       body: nodeAlert(admin.orgId, { name: 'Gone at once' }),
@@ -377,13 +393,21 @@ describe('create and edit racing a delete', () => {
   it('answers an edit with the alert its transaction stored, though it was deleted since', async () => {
     const user = await t.userWithRoles(['operator']);
     const alert = await createAlert(t, nodeAlert(admin.orgId, { name: 'Before' }), user.key);
-    afterNextCommit(() => t.ctx.db.deleteFrom('alerts').where('id', '=', alert.id).execute());
+    afterCommitOf(
+      () => alertStored(user.id, 'After'),
+      () => t.ctx.db.deleteFrom('alerts').where('id', '=', alert.id).execute(),
+    );
     const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, {
       key: user.key,
       body: { name: 'After' },
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toStrictEqual({ ...alert, name: 'After' });
+    expectError(
+      await t.request('GET', `/api/v1/mysubscriptions/${alert.id}`, { key: user.key }),
+      404,
+      'NOT_FOUND',
+    );
   });
 });
 
