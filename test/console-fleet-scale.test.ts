@@ -141,3 +141,35 @@ describe('the Fleet page with 100,000 nodes', () => {
     );
   }, 90_000);
 });
+
+describe('the node picker with 100,000 nodes', () => {
+  it('finds a node by part of its name as it is typed, and sends its id', async () => {
+    const { page, problems } = await openPage(browser);
+    await signInWithKey(page, server.baseUrl, seeded.adminKey);
+    await page.goto(`${server.baseUrl}/#/silences`);
+    await settled(page, 'Maintenance windows');
+    await page.getByRole('button', { name: 'Plan a window' }).click();
+    const form = page.getByRole('dialog', { name: 'Plan a maintenance window' });
+    const picker = form.getByRole('combobox', { name: 'Only this node (optional)' });
+    await picker.fill('node-9999');
+    // notify-node-9999, notify-node-99990 … 99999: eleven match; the first eight are offered.
+    const options = form.getByRole('listbox').getByRole('option');
+    await expect
+      .poll(() => form.getByRole('status').textContent(), { timeout: WAIT_MS })
+      .toBe('3 more: type to narrow.');
+    expect(await options.count()).toBe(8);
+    expect(await options.first().textContent()).toMatch(/^notify-node-9999 /);
+    await picker.fill('notify-node-54321');
+    await expect
+      .poll(() => options.allTextContents(), { timeout: WAIT_MS })
+      .toEqual([expect.stringMatching(/^notify-node-54321 /)]);
+    await picker.press('Enter');
+    expect(await picker.inputValue()).toBe('notify-node-54321');
+    const chosen = await form.locator('input[type="hidden"][name="node_id"]').inputValue();
+    const node = await fetch(`${server.baseUrl}/api/v1/node/${chosen}`, {
+      headers: { 'x-api-key': seeded.adminKey },
+    });
+    expect(((await node.json()) as { name: string }).name).toBe('notify-node-54321');
+    expect(problems).toEqual([]);
+  }, 60_000);
+});

@@ -560,6 +560,53 @@ describe('the phone', () => {
   });
 });
 
+describe('bulk actions on the Fleet page', () => {
+  it('opens a maintenance window for the ticked nodes, and deletes others, saying what each did', async () => {
+    const [keep, quiet1, quiet2] = await Promise.all(
+      ['bulk-keep', 'bulk-quiet-1', 'bulk-quiet-2', 'bulk-gone'].map(
+        (name) => call('/api/v1/node', { body: { name } }) as Promise<{ id: string }>,
+      ),
+    );
+    const test = await page({ signedInWith: adminKey });
+    const ui = test.page;
+    await ui.goto(`${server.baseUrl}/#/fleet?search=bulk-`);
+    await settled(ui, 'Fleet');
+    const bar = ui.getByRole('region', { name: 'Selected nodes' });
+    await ui.getByRole('checkbox', { name: 'Select bulk-quiet-1' }).check();
+    await ui.getByRole('checkbox', { name: 'Select bulk-quiet-2' }).check();
+    expect(await bar.getByRole('status').textContent()).toBe('2 nodes selected.');
+    await bar.getByRole('button', { name: 'Maintenance window…' }).click();
+    const dialog = ui.getByRole('dialog', { name: 'Maintenance window for 2 nodes' });
+    await dialog.getByLabel('Name').fill('Swap the uplinks');
+    await dialog.getByRole('button', { name: 'Open the window now' }).click();
+    await expect
+      .poll(() => bar.getByRole('status').textContent(), { timeout: WAIT_MS })
+      .toBe('2 maintenance window(s) opened.');
+    const windows = (await call('/api/v2/silence?state=active&size=100')).results.filter(
+      (window: { name: string }) => window.name === 'Swap the uplinks',
+    );
+    expect(windows.map((window: { node_id: string }) => window.node_id).sort()).toEqual(
+      [quiet1!.id, quiet2!.id].sort(),
+    );
+    expect(await ui.getByRole('checkbox', { name: 'Select bulk-quiet-1' }).isChecked()).toBe(false);
+
+    await ui.getByRole('checkbox', { name: 'Select bulk-gone' }).check();
+    await bar.getByRole('button', { name: 'Delete…' }).click();
+    const confirm = ui.getByRole('dialog', { name: 'Delete 1 node' });
+    await axeCheck(ui, 'the bulk delete dialog');
+    await confirm.getByRole('button', { name: 'Delete them' }).click();
+    await expect
+      .poll(() => bar.getByRole('status').textContent(), { timeout: WAIT_MS })
+      .toBe('1 node(s) deleted.');
+    await expect
+      .poll(() => ui.getByRole('link', { name: 'bulk-gone' }).count(), { timeout: WAIT_MS })
+      .toBe(0);
+    // The node left unticked is still there.
+    await call(`/api/v1/node/${keep!.id}`);
+    expectNoProblems(test);
+  }, 60_000);
+});
+
 describe('the alert form', () => {
   it("offers only what the chosen type takes, and shows the API's validation message at the field", async () => {
     const test = await page({ signedInWith: adminKey });

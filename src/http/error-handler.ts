@@ -117,16 +117,23 @@ export function toAppError(error: unknown): AppError {
   return new AppError(500, INTERNAL_MESSAGE);
 }
 
-export function renderError(error: AppError, reply: FastifyReply): FastifyReply {
-  if (error.headers !== undefined) void reply.headers(error.headers);
-  const body = {
+/** The contract's error shape: the body of an error answer, and of one failed id of a bulk call. */
+export function errorBody(error: AppError) {
+  return {
     statusCode: error.statusCode,
     errorCode: error.errorCode,
     message: error.message,
     ...(error.details === undefined ? {} : { details: error.details }),
   };
+}
+
+export function renderError(error: AppError, reply: FastifyReply): FastifyReply {
+  if (error.headers !== undefined) void reply.headers(error.headers);
   // A string payload is sent as typed: the framework would append a charset to an object's JSON type.
-  return reply.code(error.statusCode).type('application/json').send(JSON.stringify(body));
+  return reply
+    .code(error.statusCode)
+    .type('application/json')
+    .send(JSON.stringify(errorBody(error)));
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

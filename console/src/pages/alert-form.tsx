@@ -12,6 +12,7 @@ import {
 } from '../api/vocabulary';
 import { Field, FormError, formValues } from '../ui/forms';
 import { OrgOptions } from '../ui/orgs';
+import { Picker } from '../ui/picker';
 import { CHANNEL_LABELS } from './channels';
 
 const FIELDS = [
@@ -77,6 +78,8 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
     save.mutate(bodyOf(event.currentTarget, type));
   };
   const settings = alert?.settings;
+  // The chosen node narrows the tunnel or service picker to its own.
+  const [nodeId, setNodeId] = useState<string | undefined>(settings?.node_id || undefined);
   return (
     <form onSubmit={submit} noValidate>
       <Field label="Name" error={save.error} fields={['name']}>
@@ -138,19 +141,42 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
         />
         Include its child organizations
       </label>
-      <Field label="Only this node (id, optional)" error={save.error} fields={['settings.node_id']}>
-        {(props) => <input {...props} name="node_id" defaultValue={settings?.node_id} autoComplete="off" />}
+      <Field label="Only this node (optional)" error={save.error} fields={['settings.node_id']}>
+        {(props) => (
+          <Picker
+            id={props.id}
+            describedBy={props['aria-describedby']}
+            invalid={props['aria-invalid']}
+            name="node_id"
+            path="/api/v2/node"
+            searchParam="search"
+            initialId={settings?.node_id}
+            placeholder="Type a name or serial"
+            onPick={(node) => setNodeId(node?.id)}
+          />
+        )}
       </Field>
       {scope === undefined ? null : (
         <Field
-          label={
-            scope === 'tunnel_id' ? 'Only this tunnel (id, optional)' : 'Only this service (id, optional)'
-          }
+          label={scope === 'tunnel_id' ? 'Only this tunnel (optional)' : 'Only this service (optional)'}
+          hint={nodeId === undefined ? 'Choose the node first to list only its own.' : undefined}
           error={save.error}
           fields={[`settings.${scope}`]}
           key={scope}
         >
-          {(props) => <input {...props} name={scope} defaultValue={settings?.[scope]} autoComplete="off" />}
+          {(props) => (
+            <Picker
+              id={props.id}
+              describedBy={props['aria-describedby']}
+              invalid={props['aria-invalid']}
+              name={scope}
+              path={scope === 'tunnel_id' ? '/api/v2/tunnel' : '/api/v2/service'}
+              filters={{ node_id: nodeId }}
+              initialId={settings?.[scope]}
+              placeholder="Type a name"
+              key={nodeId ?? 'any node'}
+            />
+          )}
         </Field>
       )}
       {info.duration ? (

@@ -10,6 +10,7 @@ import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
 import type { Column } from '../ui/table';
 import { When } from '../ui/time';
+import { BulkBar, selectColumn, useSelection } from './fleet-bulk';
 import { RegisterNode } from './node-forms';
 
 /** The fleet is read again this often: a node's change shows without a reload. */
@@ -101,12 +102,9 @@ export function FleetPage() {
   const [org, setOrg] = useFilter('org');
   const [search] = useFilter('search');
   const [typed, setTyped] = useState(search);
-  const nodes = usePage<FleetNode>(
-    '/api/v2/node',
-    { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search },
-    page,
-    { refetchInterval: LIVE_MS },
-  );
+  const filters = { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search };
+  const nodes = usePage<FleetNode>('/api/v2/node', filters, page, { refetchInterval: LIVE_MS });
+  const selection = useSelection();
 
   useEffect(() => {
     if (typed === search) return;
@@ -150,10 +148,13 @@ export function FleetPage() {
           </select>
         </label>
       </Filters>
+      {canWrite ? (
+        <BulkBar selection={selection} filters={filters} total={nodes.data?.total_count ?? 0} />
+      ) : null}
       <PagedList
         query={nodes}
         what="nodes"
-        columns={columns}
+        columns={canWrite ? [selectColumn(selection), ...columns] : columns}
         empty={
           <p>
             {state || org || search

@@ -1,9 +1,10 @@
 import { contextOf } from '../../http/auth.js';
+import { BulkAnswer } from '../../http/bulk.js';
 import { listSchema, pageRequest } from '../../http/lists.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as schemas from './schemas.js';
-import { createSilence, endSilence, getSilence, listSilences } from './service.js';
+import { createNodeSilences, createSilence, endSilence, getSilence, listSilences } from './service.js';
 
 const tags = ['silences'];
 const SCOPE = "Windows of the caller's organization and those below it; any other → 404.";
@@ -25,10 +26,17 @@ export async function silenceRoutes(app: App): Promise<void> {
           'left it, and differs from before the first (a node down and still down is told; one that came ' +
           'back is not). Operator and Admin.',
         body: schemas.CreateSilenceBody,
-        response: responses({ 201: schemas.Silence }, [400, 401, 403, 404, 413, 415]),
+        response: responses(
+          { 200: BulkAnswer(schemas.Silence), 201: schemas.Silence },
+          [400, 401, 403, 404, 413, 415],
+        ),
       },
     },
-    async (request, reply) => reply.code(201).send(await createSilence(contextOf(request), request.body)),
+    async (request, reply) => {
+      const { node_ids: nodeIds, ...input } = request.body;
+      if (nodeIds === undefined) return reply.code(201).send(await createSilence(contextOf(request), input));
+      return createNodeSilences(contextOf(request), input, nodeIds);
+    },
   );
 
   app.get(

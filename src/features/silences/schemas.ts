@@ -1,3 +1,4 @@
+import { BulkIds } from '../../http/bulk.js';
 import { Type } from 'typebox';
 import { NOTIFICATION_TYPES } from '../notifications/types.js';
 
@@ -30,6 +31,12 @@ export const CreateSilenceBody = Type.Object(
         description:
           'Only this node and its tunnels and services: one you can see (else 404) inside the scope (else 400).',
       }),
+    ),
+    node_ids: Type.Optional(
+      BulkIds(
+        'A window for each of these nodes instead (not with node_id): the answer is 200 with one result ' +
+          'per node, 201 with its window or the error that node alone would have answered.',
+      ),
     ),
     types: Type.Optional(
       Type.Array(NotificationType, {

@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../../context.js';
 import { transaction } from '../../db/transaction.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { forEachId } from '../../http/bulk.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type PageRequest } from '../../http/lists.js';
 import { isoUtc } from '../../lib/clock.js';
@@ -46,20 +47,19 @@ function present(
   };
 }
 
-async function checkNode(ctx: ServiceContext, input: SilenceInput, includeChild: boolean): Promise<void> {
-  if (input.node_id === undefined) return;
-  const node = await ctx.db
-    .selectFrom('nodes')
-    .select('org_id')
-    .where('id', '=', input.node_id)
-    .executeTakeFirst();
+async function checkNode(ctx: ServiceContext, nodeId: string, window: Window): Promise<void> {
+  const node = await ctx.db.selectFrom('nodes').select('org_id').where('id', '=', nodeId).executeTakeFirst();
   if (node === undefined || !(await isInSubtree(ctx.db, ctx.actor.orgId, node.org_id)))
     throw notFound('Node');
   const inside =
-    node.org_id === input.org_id || (includeChild && (await isInSubtree(ctx.db, input.org_id, node.org_id)));
+    node.org_id === window.org_id ||
+    (window.include_child === 1 && (await isInSubtree(ctx.db, window.org_id, node.org_id)));
   if (!inside) {
     throw badRequest('The node is outside the organizations the window covers.', [
-      { field: 'node_id', message: `is not in ${input.org_id}${includeChild ? ' or below it' : ''}` },
+      {
+        field: 'node_id',
+        message: `is not in ${window.org_id}${window.include_child === 1 ? ' or below it' : ''}`,
+      },
     ]);
   }
 }
@@ -74,8 +74,10 @@ function checkTimes(startsAt: number, endsAt: number, now: number): void {
   if (problems.length > 0) throw badRequest('The window’s times do not make a window to come.', problems);
 }
 
-/** A maintenance window on an organization of the caller's subtree, with the job that ends it. */
-export async function createSilence(ctx: ServiceContext, input: SilenceInput) {
+/** What the windows of one request share: everything but the node and the id. */
+type Window = Omit<repo.SilenceRow, 'id' | 'node_id'>;
+
+async function windowOf(ctx: ServiceContext, input: SilenceInput): Promise<Window> {
   const startsAt = instant('starts_at', input.starts_at, 'body') as number;
   const endsAt = instant('ends_at', input.ends_at, 'body') as number;
   const now = ctx.clock.now();
@@ -83,13 +85,10 @@ export async function createSilence(ctx: ServiceContext, input: SilenceInput) {
   if (!(await isInSubtree(ctx.db, ctx.actor.orgId, input.org_id))) throw notFound('Organization');
   const includeChild =
     input.include_child === undefined || input.include_child === true || input.include_child === 'true';
-  await checkNode(ctx, input, includeChild);
-  const row: repo.SilenceRow = {
-    id: newId(now),
+  return {
     name: input.name,
     org_id: input.org_id,
     include_child: includeChild ? 1 : 0,
-    node_id: input.node_id ?? null,
     types: input.types === undefined ? null : input.types.join(','),
     starts_at: startsAt,
     ends_at: endsAt,
@@ -97,14 +96,43 @@ export async function createSilence(ctx: ServiceContext, input: SilenceInput) {
     created_by: ctx.actor.userId,
     created_at: now,
   };
+}
+
+/** The window, on one node when given, with the job that ends it. */
+async function openWindow(ctx: ServiceContext, window: Window, nodeId: string | undefined) {
+  if (nodeId !== undefined) await checkNode(ctx, nodeId, window);
+  const row: repo.SilenceRow = { ...window, id: newId(ctx.clock.now()), node_id: nodeId ?? null };
   await transaction(ctx.db, async (trx) => {
     await repo.insertSilence(trx, row);
     await ctx.jobs.enqueue(trx, SILENCE_END, { silenceId: row.id } satisfies SilenceEnd, {
       key: row.id,
-      runAt: endsAt,
+      runAt: row.ends_at,
     });
   });
-  return present(row, now);
+  return present(row, ctx.clock.now());
+}
+
+/** A maintenance window on an organization of the caller's subtree, or on one node of it. */
+export async function createSilence(ctx: ServiceContext, input: SilenceInput) {
+  return openWindow(ctx, await windowOf(ctx, input), input.node_id);
+}
+
+/**
+ * One window per node, alike but for the node: what is wrong with the request as a whole refuses it all
+ * (400, 404 for the organization); a node that cannot have its window is refused alone, in its result.
+ */
+export async function createNodeSilences(
+  ctx: ServiceContext,
+  input: SilenceInput,
+  nodeIds: readonly string[],
+) {
+  if (input.node_id !== undefined) {
+    throw badRequest('Give node_id or node_ids, not both.', [
+      { field: 'node_ids', message: 'cannot be given with node_id' },
+    ]);
+  }
+  const window = await windowOf(ctx, input);
+  return forEachId(nodeIds, 201, (nodeId) => openWindow(ctx, window, nodeId));
 }
 
 async function loadSilence(ctx: ServiceContext, id: string): Promise<repo.SilenceRow> {

@@ -1,9 +1,18 @@
 import { contextOf } from '../../../http/auth.js';
+import { BulkAnswer } from '../../../http/bulk.js';
 import { listSchema, pageRequest } from '../../../http/lists.js';
 import type { App } from '../../../http/types.js';
 import { DeleteWithAlertsAnswer, IdParams, responses } from '../../../http/schemas.js';
 import * as schemas from './schemas.js';
-import { deleteNode, editNode, getNode, listNodes, registerNode, renewNodeToken } from './service.js';
+import {
+  deleteNode,
+  deleteNodes,
+  editNode,
+  getNode,
+  listNodes,
+  registerNode,
+  renewNodeToken,
+} from './service.js';
 
 const tags = ['fleet'];
 
@@ -92,6 +101,24 @@ export async function nodeRoutes(app: App): Promise<void> {
       },
     },
     async (request) => deleteNode(contextOf(request), request.params.id, request.query.force === 'true'),
+  );
+
+  app.post(
+    '/api/v1/node/delete',
+    {
+      config: { permission: 'fleet:write' },
+      schema: {
+        tags,
+        summary: 'Remove several nodes',
+        description:
+          'Each id is removed as DELETE /api/v1/node/{id} would remove it, in a transaction of its own, and ' +
+          'has its own result: 200 with the removal, or the error that id alone would have answered (404 not ' +
+          'visible, 409 alerts scoped to it without force). The call answers 200 once every id was tried.',
+        body: schemas.DeleteNodesBody,
+        response: responses({ 200: BulkAnswer(DeleteWithAlertsAnswer) }, [400, 401, 403, 413, 415]),
+      },
+    },
+    async (request) => deleteNodes(contextOf(request), request.body.ids, request.body.force === true),
   );
 
   app.post(

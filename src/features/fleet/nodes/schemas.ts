@@ -1,3 +1,4 @@
+import { BulkIds } from '../../../http/bulk.js';
 import { Type } from 'typebox';
 import { forceQuery } from '../../../http/schemas.js';
 
@@ -141,4 +142,17 @@ export const NodeListFilters = {
 
 export const DeleteNodeQuery = forceQuery(
   'true removes the alerts scoped to the node, its tunnels or its services too, in one transaction.',
+);
+
+export const DeleteNodesBody = Type.Object(
+  {
+    ids: BulkIds('The nodes to remove.'),
+    force: Type.Optional(
+      Type.Boolean({
+        description:
+          'true removes the alerts scoped to each node, its tunnels or its services too, with that node.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import { transaction } from '../../../db/transaction.js';
+import { forEachId } from '../../../http/bulk.js';
 import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import type { ServiceContext } from '../../../context.js';
 import { isUniqueViolation } from '../../../db/connect.js';
@@ -148,6 +149,11 @@ export async function deleteNode(ctx: ServiceContext, id: string, force: boolean
     return alertIds;
   });
   return removalAnswer(id, 'Node', 'deleted', force, removed);
+}
+
+/** Each node removed as DELETE /api/v1/node/:id would, in a transaction of its own; refusals per id. */
+export function deleteNodes(ctx: ServiceContext, ids: readonly string[], force: boolean) {
+  return forEachId(ids, 200, (id) => deleteNode(ctx, id, force));
 }
 
 /** A new credential; the old one stops working when this commits. */
