@@ -237,6 +237,12 @@ describe('from a report to the vendor', () => {
       const log = await t.request('GET', `/api/v1/channel/${hook.id}/deliveries`);
       return log.body.results[0]?.status === 'delivered';
     });
+    const [entry] = (await t.request('GET', `/api/v1/channel/${hook.id}/deliveries`)).body.results;
+    expect(entry).toMatchObject({
+      organization: notification.organization,
+      node: { id: node.id, name: 'slack-node-1' },
+      resource: null,
+    });
   });
 
   it('posts Teams a message with one Adaptive Card attachment, and takes its 202', async () => {

@@ -312,7 +312,7 @@ describe('the whole loop, in the console', () => {
       // The newest first; a node that looked silent once under load would have an older one too.
       const notification = ui.getByRole('row', { name: literally(UNREACHABLE_MESSAGE) }).first();
       await notification.getByText('delivered', { exact: true }).waitFor();
-      await notification.getByRole('link').click();
+      await notification.getByRole('link', { name: UNREACHABLE_MESSAGE }).click();
       await settled(ui, UNREACHABLE_MESSAGE);
       const deliveries = ui.getByRole('region', { name: 'Deliveries' });
       await deliveries.getByText('delivered', { exact: true }).waitFor();
@@ -538,6 +538,73 @@ describe('every page', () => {
   }, 120_000);
 });
 
+describe("everyone's notifications, and names that link", () => {
+  it("shows an Operator the switch to everyone's notifications, which names the node and organization as links", async () => {
+    const ids = await fixtures();
+    const me = await call('/api/v1/user/me');
+    const email = 'otto@example.com';
+    await createVerifiedUser('Otto Operator', email, 'operator', 'first-password');
+    const login = await call('/api/v1/auth/login', {
+      key: null,
+      body: { email, password: 'first-password', new_password: 'otto-new-password' },
+    });
+    const test = await page({ signedInWith: login.api_key });
+    const ui = test.page;
+    await ui.goto(`${server.baseUrl}/#/notifications`);
+    await settled(ui, 'Notifications');
+    await ui.getByText('No notifications yet').waitFor();
+
+    // The administrator's notification shows once the switch is on, and the switch is kept in the URL.
+    const everyone = ui.getByRole('switch', { name: "Everyone's" });
+    await everyone.check();
+    expect(ui.url()).toContain('scope=org');
+    const row = ui.getByRole('row', { name: literally(UNREACHABLE_MESSAGE) }).first();
+    await row.waitFor();
+    expect(await row.getByRole('cell', { name: me.name, exact: true }).count()).toBe(1);
+    expect(await row.getByRole('link', { name: NODE_NAME, exact: true }).getAttribute('href')).toBe(
+      `#/nodes/${ids.nodeId}`,
+    );
+    expect(await row.getByRole('link', { name: me.organization.name }).getAttribute('href')).toBe(
+      `#/fleet?org=${me.org_id}`,
+    );
+    await ui.reload();
+    await settled(ui, 'Notifications');
+    expect(await ui.getByRole('switch', { name: "Everyone's" }).isChecked()).toBe(true);
+
+    // Its page opens for the Operator too, without a link into a delivery log that is not theirs.
+    await row.getByRole('link', { name: UNREACHABLE_MESSAGE }).click();
+    await settled(ui, UNREACHABLE_MESSAGE);
+    await ui.getByRole('link', { name: me.organization.name }).waitFor();
+    await ui
+      .getByRole('region', { name: 'Deliveries' })
+      .getByText('delivered', { exact: true })
+      .first()
+      .waitFor();
+    expect(await ui.getByRole('link', { name: /delivery log/ }).count()).toBe(0);
+    await ui.getByRole('link', { name: NODE_NAME, exact: true }).click();
+    await settled(ui, NODE_NAME);
+    expectNoProblems(test);
+  }, 60_000);
+
+  it("names each delivery's node and organization in the delivery log, as links", async () => {
+    const ids = await fixtures();
+    const me = await call('/api/v1/user/me');
+    const test = await page({ signedInWith: adminKey });
+    const ui = test.page;
+    await ui.goto(`${server.baseUrl}/#/webhooks/${ids.webhookId}`);
+    await settled(ui, WEBHOOK_NAME);
+    const log = ui.getByRole('region', { name: 'Delivery log' });
+    await log.getByRole('link', { name: NODE_NAME, exact: true }).first().click();
+    await settled(ui, NODE_NAME);
+    await ui.goBack();
+    await settled(ui, WEBHOOK_NAME);
+    await log.getByRole('link', { name: me.organization.name }).first().click();
+    await settled(ui, 'Fleet');
+    expect(ui.url()).toContain(`org=${me.org_id}`);
+    expectNoProblems(test);
+  }, 60_000);
+});
+
 describe('the phone', () => {
   it('folds the sections into a menu at 390 px, which a move to another page closes', async () => {
     const test = await page({ signedInWith: adminKey });
@@ -706,6 +773,10 @@ describe('error states', () => {
       ['/channels', 'Channels', ['Add a channel', 'Test', 'Delete']],
       ['/silences', 'Maintenance windows', ['Plan a window', 'End now', 'Cancel']],
     ];
+    await ui.goto(`${server.baseUrl}/#/notifications`);
+    await settled(ui, 'Notifications');
+    await ui.locator('.who').getByText('Rita Reader').waitFor();
+    expect(await ui.getByRole('switch', { name: "Everyone's" }).count()).toBe(0);
     for (const [hash, heading, writes] of views) {
       await ui.goto(`${server.baseUrl}/#${hash}`);
       await settled(ui, heading);

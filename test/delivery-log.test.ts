@@ -17,6 +17,7 @@ let hook: string;
 let reader: { id: string; key: string };
 let readerHook: string;
 let operator: { key: string };
+let root: string;
 const nodes: string[] = [];
 
 const tunnelReport = { tunnels: [{ key: 'uplink', name: 'Uplink', state: 'CONNECTED' }] };
@@ -25,7 +26,7 @@ beforeAll(async () => {
   endpoint = await startCorrectReceiver();
   endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
   t = await startTestApp(receiverAccess());
-  const root = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  root = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
   hook = (await enabledWebhook(t, endpoint, { name: 'Log' })).id;
   const alert = await t.request('POST', '/api/v1/mysubscriptions', {
     body: {
@@ -68,16 +69,21 @@ const postsWith = (deliveryId: string) =>
   );
 
 describe('GET /api/v1/webhook/{id}/deliveries', () => {
-  it('lists every delivery of the webhook, newest first, with its outcome', async () => {
+  it('lists every delivery of the webhook, newest first, with its outcome and what it was about', async () => {
     const all = await log();
     expect(all.total_count).toBe(3);
     const created = all.results.map((entry) => entry.created_at);
     expect([...created].sort().reverse()).toEqual(created);
-    expect(all.results[0]).toEqual({
+    const tunnel = await t.request('GET', `/api/v2/tunnel?node_id=${nodes[2]}`);
+    expect(tunnel.status, tunnel.text).toBe(200);
+    expect(all.results[0]).toStrictEqual({
       id: expect.any(String),
       notification_id: expect.any(String),
       alert: { id: expect.any(String), name: 'Tunnels' },
       type: 'TUNNEL_STATE_CHANGE',
+      organization: { id: root, name: 'Root organization' },
+      node: { id: nodes[2], name: 'log-c' },
+      resource: { kind: 'tunnel', id: tunnel.body.results[0].id, name: 'Uplink' },
       status: 'delivered',
       attempts: 1,
       last_attempt_at: expect.any(String),
@@ -180,6 +186,11 @@ describe('POST /api/v1/webhook/{id}/deliveries/{delivery_id}/retry', () => {
 
   it('answers 422 with the reference’s body while the webhook is disabled, and 404 for others', async () => {
     const [entry] = (await log()).results;
+    // An Operator reads the notification (scope=org shows it), but sending it again stays with the owner.
+    const read = await t.request('GET', `/api/v1/notification/${entry.notification_id}`, {
+      key: operator.key,
+    });
+    expect(read.status, read.text).toBe(200);
     expectError(
       await t.request('POST', `/api/v1/webhook/${hook}/deliveries/${entry.id}/retry`, { key: operator.key }),
       404,

@@ -81,7 +81,12 @@ describe('e-mail storm control', () => {
     const digest = storm.find((mail) => mail.subject.startsWith('195 more notifications'));
     expect(digest, storm.map((mail) => mail.subject).join('\n')).toBeDefined();
     expect(digest!.text).toContain('195  Node state change: UNREACHABLE');
-    expect(digest!.text.split('\n').filter((line) => line.startsWith('- Node storm-'))).toHaveLength(50);
+    const lines = digest!.text.split('\n').filter((line) => line.startsWith('- Node storm-'));
+    expect(lines).toHaveLength(50);
+    // Each names its node (in the sentence) and its organization.
+    expect(lines[0]).toMatch(
+      /^- Node storm-\d+ is UNREACHABLE \(was ALIVE\)\. \(Root organization, .+ UTC\)/,
+    );
     expect(digest!.text).toContain('… and 145 more.');
     expect(digest!.text).toMatch(/All of them: http:\/\/\S+\/api\/v2\/notification\?start_date=/);
 

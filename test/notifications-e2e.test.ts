@@ -106,6 +106,7 @@ describe('an event becomes notifications', () => {
     const mail = await smtp.waitFor((email) => email.subject.includes('edge-east-1 is UNREACHABLE'));
     expect(mail.subject).toBe('Node edge-east-1 is UNREACHABLE (was ALIVE) (East)');
     expect(mail.text).toContain('Organization: East');
+    expect(mail.text).toMatch(/^Node: +edge-east-1$/m);
     expect(mail.text).toMatch(/Details: http:\/\/edgewatch\.test\/api\/v1\/notification\/\S+/);
 
     const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}`);
@@ -199,5 +200,32 @@ describe('an event becomes notifications', () => {
     const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}&size=100`);
     const seen = new Set(list.body.results.map((n: { type: string }) => n.type));
     expect([...seen].sort()).toEqual([...types].sort());
+  });
+
+  it('names the node, the tunnel or service, and the organization in the e-mail and the list', async () => {
+    // A user of its own: the administrator's e-mails of this minute may already be going out as a digest.
+    const owner = await t.userWithRoles(['operator'], west);
+    const created = await t.request('POST', '/api/v1/mysubscriptions', {
+      key: owner.key,
+      body: { name: 'West services, by mail', type: 'SERVICE_STATE_CHANGE', settings: { org_id: west } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const node = await aliveNode(t, 'edge-west-9', {
+      orgId: west,
+      report: { services: [{ key: 'db', name: 'Database', status: 'HEALTHY' }] },
+    });
+    const mail = await smtp.waitFor((email) =>
+      email.subject.includes('Service Database of node edge-west-9'),
+    );
+    expect(mail.subject).toBe('Service Database of node edge-west-9 is HEALTHY (West)');
+    expect(mail.text).toMatch(/^Node: +edge-west-9$/m);
+    expect(mail.text).toMatch(/^Service: +Database$/m);
+    expect(mail.text).toMatch(/^Organization: +West$/m);
+    const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}`, { key: owner.key });
+    expect(list.body.results[0]).toMatchObject({
+      organization: { id: west, name: 'West' },
+      node: { id: node.id, name: 'edge-west-9' },
+      resource: { kind: 'service', name: 'Database' },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ServiceContext } from '../context.js';
+import type { Actor, ServiceContext } from '../context.js';
 import { authenticate } from '../features/apikeys/service.js';
 import type { Permission } from '../features/roles/catalog.js';
 import { AppError, forbidden, unauthorized } from './errors.js';
@@ -21,10 +21,15 @@ export function requirePermission(permission: Permission): AuthHook {
     const actor = await authenticate(request.server.ctx, key);
     if (actor === undefined) throw unauthorized('The API key is unknown or has been revoked.');
     request.actor = actor;
-    if (!actor.permissions.has(permission)) {
-      throw forbidden(`Your roles do not allow this operation (it needs the "${permission}" permission).`);
-    }
+    requireGranted(actor, permission);
   };
+}
+
+/** 403 unless the actor's roles grant `permission`: for a permission a request's parameters call for. */
+export function requireGranted(actor: Actor, permission: Permission): void {
+  if (!actor.permissions.has(permission)) {
+    throw forbidden(`Your roles do not allow this operation (it needs the "${permission}" permission).`);
+  }
 }
 
 /** The service context of an authenticated request. */

@@ -87,14 +87,21 @@ export interface Attempt {
   response?: string | null;
 }
 
+/** The tunnel or service a notification is about; null when it is about the node itself. */
+export type NamedResource = { kind: 'tunnel' | 'service'; id: string; name: string } | null;
+
 export interface Notification {
   id: string;
   status: NotificationStatus;
   reason: string | null;
   alert: Ref;
+  /** The user whose alert it is: in the "Everyone's" list, often not the one signed in. */
+  owner: Ref;
   type: string;
   condition: string;
-  node: { id: string } | null;
+  organization: Ref;
+  node: Ref;
+  resource: NamedResource;
   channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'MSTEAMS' | 'PAGERDUTY';
   webhook_id: string | null;
   occurred_at: string;
@@ -154,6 +161,9 @@ export interface Delivery {
   notification_id: string;
   alert: Ref;
   type: string;
+  organization: Ref;
+  node: Ref;
+  resource: NamedResource;
   status: string;
   attempts: number;
   last_attempt_at: string | null;

@@ -5,6 +5,7 @@ import type { Delivery } from '../api/types';
 import { replaceParams, useRoute } from '../router';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
+import { OrganizationLink, Subject } from '../ui/context-links';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
 import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
@@ -111,6 +112,12 @@ export function DeliveryLog({ base }: { base: string }) {
       ),
     },
     { header: 'Status', cell: (delivery) => <Badge state={delivery.status} /> },
+    { header: 'Node', cell: (delivery) => <Subject node={delivery.node} resource={delivery.resource} /> },
+    {
+      header: 'Organization',
+      cell: (delivery) => <OrganizationLink organization={delivery.organization} />,
+      secondary: true,
+    },
     { header: 'Alert', cell: (delivery) => delivery.alert.name },
     { header: 'Attempts', cell: (delivery) => delivery.attempts, secondary: true },
     {

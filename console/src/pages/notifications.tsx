@@ -2,7 +2,9 @@ import { useOne, usePage } from '../api/hooks';
 import type { Attempt, Notification } from '../api/types';
 import { ALERT_TYPE_OPTIONS } from '../api/vocabulary';
 import { PageHeader } from '../layout';
+import { useSession } from '../session';
 import { Badge } from '../ui/badge';
+import { OrganizationLink, Subject } from '../ui/context-links';
 import { Filters, isoOf, SelectFilter, TimeFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { Empty, Loaded } from '../ui/states';
@@ -14,33 +16,64 @@ const STATUSES = ['pending', 'delivered', 'failed', 'held', 'expired', 'suppress
 
 const reasonText = (reason: string | null) => reason?.replaceAll('_', ' ') ?? '';
 
-const columns: Column<Notification>[] = [
-  { header: 'When', cell: (item) => <When at={item.created_at} /> },
-  { header: 'Status', cell: (item) => <Badge state={item.status} /> },
-  { header: 'What', cell: (item) => <a href={`#/notifications/${item.id}`}>{item.payload.message}</a> },
-  { header: 'Alert', cell: (item) => item.alert.name, secondary: true },
-  { header: 'Channel', cell: (item) => item.channel_type.toLowerCase(), secondary: true },
-  { header: 'Reason', cell: (item) => reasonText(item.reason), secondary: true },
-];
+function columnsFor(everyone: boolean): Column<Notification>[] {
+  return [
+    { header: 'When', cell: (item) => <When at={item.created_at} /> },
+    { header: 'Status', cell: (item) => <Badge state={item.status} /> },
+    { header: 'What', cell: (item) => <a href={`#/notifications/${item.id}`}>{item.payload.message}</a> },
+    { header: 'Node', cell: (item) => <Subject node={item.node} resource={item.resource} /> },
+    {
+      header: 'Organization',
+      cell: (item) => <OrganizationLink organization={item.organization} />,
+      secondary: true,
+    },
+    { header: 'Alert', cell: (item) => item.alert.name, secondary: true },
+    ...(everyone
+      ? [{ header: 'Owner', cell: (item: Notification) => item.owner.name, secondary: true }]
+      : []),
+    { header: 'Channel', cell: (item) => item.channel_type.toLowerCase(), secondary: true },
+    { header: 'Reason', cell: (item) => reasonText(item.reason), secondary: true },
+  ];
+}
+
+/** Admins and Operators may list everyone's notifications in their organizations (scope=org), kept in the URL. */
+function EveryonesSwitch({ on, onChange }: { on: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <label className="switch">
+      <input
+        type="checkbox"
+        role="switch"
+        checked={on}
+        onChange={(event) => onChange(event.target.checked)}
+      />
+      <span>Everyone's</span>
+    </label>
+  );
+}
 
 export function NotificationsPage() {
+  const { canWrite } = useSession();
   const [page] = usePageParam();
   const [status] = useFilter('status');
   const [type] = useFilter('type');
   const [from] = useFilter('from');
+  const [scope, setScope] = useFilter('scope');
+  const everyone = canWrite && scope === 'org';
   const list = usePage<Notification>(
     '/api/v2/notification',
-    { status, type, start_date: isoOf(from) },
+    { scope: everyone ? 'org' : undefined, status, type, start_date: isoOf(from) },
     page,
     {
       refetchInterval: LIVE_MS,
     },
   );
   const filtered = status !== '' || type !== '' || from !== '';
+  const columns = columnsFor(everyone);
   return (
     <>
       <PageHeader title="Notifications" />
       <Filters>
+        {canWrite ? <EveryonesSwitch on={everyone} onChange={(on) => setScope(on ? 'org' : '')} /> : null}
         <SelectFilter label="Status" param="status" options={STATUSES} />
         <SelectFilter label="Type" param="type" options={ALERT_TYPE_OPTIONS} />
         <TimeFilter label="Since" param="from" />
@@ -53,7 +86,9 @@ export function NotificationsPage() {
           <p>
             {filtered
               ? 'No notifications match these filters.'
-              : 'No notifications yet: they appear when an alert fires.'}
+              : everyone
+                ? 'No notifications in your organizations yet.'
+                : 'No notifications yet: they appear when an alert fires.'}
           </p>
         }
       />
@@ -62,6 +97,7 @@ export function NotificationsPage() {
 }
 
 export function NotificationPage({ id }: { id: string }) {
+  const { me } = useSession();
   const item = useOne<Notification>(`/api/v1/notification/${id}`, { refetchInterval: LIVE_MS });
   return (
     <Loaded query={item} what="the notification">
@@ -81,7 +117,10 @@ export function NotificationPage({ id }: { id: string }) {
             </div>
             <div>
               <dt>Alert</dt>
-              <dd>{data.alert.name}</dd>
+              <dd>
+                {data.alert.name}
+                {data.owner.id === me?.id ? null : <span className="muted"> ({data.owner.name}'s)</span>}
+              </dd>
             </div>
             <div>
               <dt>Occurred</dt>
@@ -90,7 +129,13 @@ export function NotificationPage({ id }: { id: string }) {
             <div>
               <dt>Node</dt>
               <dd>
-                <a href={`#/nodes/${data.payload.node.id}`}>{data.payload.node.name}</a>
+                <Subject node={data.node} resource={data.resource} />
+              </dd>
+            </div>
+            <div>
+              <dt>Organization</dt>
+              <dd>
+                <OrganizationLink organization={data.organization} />
               </dd>
             </div>
           </dl>
@@ -105,11 +150,14 @@ export function NotificationPage({ id }: { id: string }) {
                 <div key={delivery.id} className="delivery">
                   <p>
                     <Badge state={delivery.status} />{' '}
-                    <a
-                      href={`#/${data.channel_type === 'WEBHOOK' ? 'webhooks' : 'channels'}/${delivery.webhook_id}?delivery=${delivery.id}`}
-                    >
-                      In the {data.channel_type === 'WEBHOOK' ? 'webhook' : 'channel'}'s delivery log
-                    </a>
+                    {/* The log is its owner's: another user's webhook or channel is not the reader's to open. */}
+                    {data.owner.id === me?.id ? (
+                      <a
+                        href={`#/${data.channel_type === 'WEBHOOK' ? 'webhooks' : 'channels'}/${delivery.webhook_id}?delivery=${delivery.id}`}
+                      >
+                        In the {data.channel_type === 'WEBHOOK' ? 'webhook' : 'channel'}'s delivery log
+                      </a>
+                    ) : null}
                   </p>
                   <Attempts attempts={delivery.attempts} />
                 </div>

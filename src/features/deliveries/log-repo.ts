@@ -14,7 +14,15 @@ function withNotification(db: Executor) {
     .selectFrom('deliveries')
     .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
     .selectAll('deliveries')
-    .select(['notifications.alert_id', 'notifications.alert_name', 'notifications.type']);
+    .select([
+      'notifications.alert_id',
+      'notifications.alert_name',
+      'notifications.type',
+      'notifications.user_id',
+      'notifications.org_id',
+      'notifications.node_id',
+      'notifications.payload',
+    ]);
 }
 
 export type DeliveryLogRow = Awaited<

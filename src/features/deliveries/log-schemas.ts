@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { InstantQuery } from '../../http/instants.js';
+import { CURRENT_NAMES, Named, NamedResource } from '../notifications/names-schema.js';
 
 const DeliveryStatus = Type.Union(
   [
@@ -24,6 +25,9 @@ export const DeliveryLogEntry = Type.Object({
   notification_id: Type.String(),
   alert: Type.Object({ id: Type.String(), name: Type.String() }),
   type: Type.String({ description: 'The notification type.' }),
+  organization: Type.Object(Named.properties, { description: CURRENT_NAMES }),
+  node: Type.Object(Named.properties, { description: CURRENT_NAMES }),
+  resource: NamedResource,
   status: DeliveryStatus,
   attempts: Type.Integer({ minimum: 0, description: 'Requests made so far.' }),
   last_attempt_at: instantOrNull('When the last request started'),

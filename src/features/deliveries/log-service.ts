@@ -3,20 +3,25 @@ import { transaction } from '../../db/transaction.js';
 import type { DeliveryStatus, Executor } from '../../db/types.js';
 import { conflict, notFound, unprocessable } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
-import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
+import type { Page, PageRequest } from '../../http/lists.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
+import { contextsOf, type NotificationContext } from '../notifications/names.js';
+import type { NotificationPayload } from '../notifications/payload.js';
 import { WEBHOOK } from '../webhooks/repo.js';
 import { DISABLED_WEBHOOK_MESSAGE, loadOwnWebhook, requireEnabled } from '../webhooks/service.js';
 import { readWebhookForDelivery } from './repo.js';
 import * as log from './log-repo.js';
 import { requeueDeliveries } from './start.js';
 
-function present(row: log.DeliveryLogRow) {
+function present(row: log.DeliveryLogRow, context: NotificationContext) {
   return {
     id: row.id,
     notification_id: row.notification_id,
     alert: { id: row.alert_id, name: row.alert_name },
     type: row.type,
+    organization: context.organization,
+    node: context.node,
+    resource: context.resource,
     status: row.status,
     attempts: row.attempts,
     last_attempt_at: isoUtcOrNull(row.last_attempt_at),
@@ -29,6 +34,15 @@ function present(row: log.DeliveryLogRow) {
 }
 
 export type DeliveryLogJson = ReturnType<typeof present>;
+
+/** Deliveries as the log shows them, each with its notification's organization, node and resource by name. */
+async function presentAll(db: Executor, rows: readonly log.DeliveryLogRow[]): Promise<DeliveryLogJson[]> {
+  const contexts = await contextsOf(
+    db,
+    rows.map((row) => ({ ...row, payload: JSON.parse(row.payload) as NotificationPayload })),
+  );
+  return rows.map((row, index) => present(row, contexts[index]!));
+}
 
 export interface DeliveryLogQuery {
   status?: DeliveryStatus;
@@ -57,7 +71,7 @@ export async function listWebhookDeliveries(
     },
     page,
   );
-  return mapPage(found, present);
+  return { total_count: found.total_count, results: await presentAll(ctx.db, found.results) };
 }
 
 async function loadDelivery(ctx: ServiceContext, webhookId: string, deliveryId: string) {
@@ -76,7 +90,8 @@ export async function getWebhookDelivery(
   await loadOwnWebhook(ctx, webhookId, kinds);
   const row = await loadDelivery(ctx, webhookId, deliveryId);
   const attempts = await log.attemptsOf(ctx.db, [deliveryId]);
-  return { ...present(row), attempt_log: attempts.map(presentAttempt) };
+  const [entry] = await presentAll(ctx.db, [row]);
+  return { ...entry!, attempt_log: attempts.map(presentAttempt) };
 }
 
 /** One request made for a delivery, as the delivery log and a notification's detail show it. */
@@ -129,7 +144,8 @@ export async function retryDelivery(
     const now = await loadDelivery(ctx, webhookId, deliveryId);
     throw conflict(`The delivery became ${now.status} meanwhile; it was not sent again.`);
   }
-  return present((await log.findDelivery(ctx.db, webhookId, deliveryId)) ?? row);
+  const [entry] = await presentAll(ctx.db, [(await log.findDelivery(ctx.db, webhookId, deliveryId)) ?? row]);
+  return entry!;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { paginate } from '../../db/paginate.js';
 import { allColumns, Prepared, rowSlots, slot, slots } from '../../db/prepared.js';
 import type { AlertsTable, Executor, FleetEventsTable, NotificationsTable } from '../../db/types.js';
@@ -125,27 +126,32 @@ export async function currentSequence(db: Executor, event: EventRow): Promise<nu
 }
 
 export interface NotificationFilters {
-  userId: string;
+  /** The owner's notifications (those of their alerts); undefined: everyone's, which orgIds then bound. */
+  userId?: string;
   type?: string;
   nodeId?: string;
   /** The organization and those below it. */
   orgId?: string;
+  /** Only these organizations (listed, not a subquery: PostgreSQL then reads them by index). */
+  orgIds?: readonly string[];
   alertId?: string;
   status?: string;
   from?: number;
   to?: number;
 }
 
-/** A page of the user's notifications, newest first. */
+/** A page of notifications, newest first. */
 export async function listNotifications(
   db: Executor,
   filters: NotificationFilters,
   page: PageRequest,
 ): Promise<Page<NotificationRow>> {
-  let query = db.selectFrom('notifications').selectAll().where('user_id', '=', filters.userId);
+  let query = db.selectFrom('notifications').selectAll();
+  if (filters.userId !== undefined) query = query.where('user_id', '=', filters.userId);
   if (filters.type !== undefined) query = query.where('type', '=', filters.type);
   if (filters.nodeId !== undefined) query = query.where('node_id', '=', filters.nodeId);
   if (filters.orgId !== undefined) query = query.where('org_id', 'in', subtreeIds(db, filters.orgId));
+  if (filters.orgIds !== undefined) query = query.where('org_id', 'in', filters.orgIds);
   if (filters.alertId !== undefined) query = query.where('alert_id', '=', filters.alertId);
   if (filters.status !== undefined)
     query = query.where('status', '=', filters.status as NotificationRow['status']);
@@ -154,13 +160,48 @@ export async function listNotifications(
   return paginate(db, query.orderBy('created_at', 'desc').orderBy('id', 'desc'), page);
 }
 
-export async function findOwnNotification(db: Executor, id: string, userId: string) {
-  return db
-    .selectFrom('notifications')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+/** The ids of an organization and those below it; empty when it does not exist. */
+export async function organizationsBelow(db: Executor, orgId: string): Promise<string[]> {
+  const rows = await subtreeIds(db, orgId).execute();
+  return rows.map((row) => row.id);
+}
+
+export async function findNotification(db: Executor, id: string): Promise<NotificationRow | undefined> {
+  return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The ids whose current names a page of notifications or deliveries shows, by what they name. */
+export interface NameLookup {
+  organizations: readonly string[];
+  nodes: readonly string[];
+  tunnels: readonly string[];
+  services: readonly string[];
+  users: readonly string[];
+}
+
+export type CurrentNames = { [Kind in keyof NameLookup]: Map<string, string> };
+
+/** The current names of the ids given, in one statement; an id that is gone has none. */
+export async function currentNames(db: Executor, lookup: NameLookup): Promise<CurrentNames> {
+  const names: CurrentNames = {
+    organizations: new Map(),
+    nodes: new Map(),
+    tunnels: new Map(),
+    services: new Map(),
+    users: new Map(),
+  };
+  const kinds = (Object.keys(names) as (keyof NameLookup)[]).filter((kind) => lookup[kind].length > 0);
+  const parts = kinds.map((kind) =>
+    db
+      .selectFrom(kind)
+      .select([sql.lit(kind).as('kind'), 'id', 'name'])
+      .where('id', 'in', [...new Set(lookup[kind])]),
+  );
+  const [first, ...rest] = parts;
+  if (first === undefined) return names;
+  const rows = await rest.reduce((union, part) => union.unionAll(part), first).execute();
+  for (const row of rows) names[row.kind].set(row.id, row.name);
+  return names;
 }
 
 export async function deliveriesOf(db: Executor, notificationId: string) {

@@ -14,11 +14,14 @@ export async function notificationRoutes(app: App): Promise<void> {
       config: { permission: 'alerts:read' },
       schema: {
         tags,
-        summary: "The caller's notifications: one per alert of theirs and event it matched",
+        summary:
+          "The caller's notifications (one per alert of theirs and event it matched), or with scope=org " +
+          "every user's in the caller's organizations",
         ...listSchema({
           item: schemas.Notification,
           order: 'newest first (created_at, then id)',
           filters: schemas.notificationFilters,
+          errors: [404],
         }),
       },
     },
@@ -35,7 +38,10 @@ export async function notificationRoutes(app: App): Promise<void> {
       config: { permission: 'alerts:read' },
       schema: {
         tags,
-        summary: 'One of your notifications, with its webhook deliveries and every attempt',
+        summary: 'A notification, with its webhook deliveries and every attempt',
+        description:
+          'One of yours; with Admin or Operator also another user’s in your organization or one below it, as ' +
+          'the scope=org list shows them. Any other → 404.',
         params: IdParams,
         response: responses({ 200: schemas.NotificationWithDeliveries }, [401, 403, 404]),
       },

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { InstantQuery } from '../../http/instants.js';
 import { DeliveryAttempt } from '../deliveries/log-schemas.js';
+import { CURRENT_NAMES, Named, NamedResource } from './names-schema.js';
 import { NotificationSchema } from './payload-schema.js';
 import { NOTIFICATION_TYPES } from './types.js';
 import { ChannelTypeAnswer } from '../alerts/schemas.js';
@@ -31,11 +32,15 @@ export const Notification = Type.Object({
     description: 'The maintenance window that held it back (it may have been sent when the window ended).',
   }),
   alert: Type.Object({ id: Type.String(), name: Type.String() }),
+  owner: Type.Object(Named.properties, {
+    description: 'The user whose alert it is (in scope=org lists, often not the caller).',
+  }),
   type: Type.String(),
   condition: Type.String(),
   event_id: Type.String(),
-  organization: Type.Object({ id: Type.String() }),
-  node: Type.Object({ id: Type.String() }),
+  organization: Type.Object(Named.properties, { description: CURRENT_NAMES }),
+  node: Type.Object(Named.properties, { description: CURRENT_NAMES }),
+  resource: NamedResource,
   channel_type: ChannelTypeAnswer,
   webhook_id: Type.Union([Type.String(), Type.Null()]),
   occurred_at: Type.String({ description: 'When the event happened, ISO 8601 UTC.' }),
@@ -58,6 +63,16 @@ export const NotificationWithDeliveries = Type.Object({
 });
 
 export const notificationFilters = {
+  scope: Type.Optional(
+    Type.Union([Type.Literal('mine'), Type.Literal('org')], {
+      default: 'mine',
+      description:
+        "mine: the caller's own notifications (those of their alerts). org: every user's notifications in the " +
+        "caller's organization and those below it, for Admin and Operator (another role → 403); org_id then " +
+        'narrows within it, and one outside it → 404. Reading one (GET /api/v1/notification/{id}) follows the ' +
+        'same rule; sending again stays with the owner.',
+    }),
+  ),
   type: Type.Optional(Type.Union(NOTIFICATION_TYPES.map((type) => Type.Literal(type)))),
   node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   org_id: Type.Optional(

@@ -2,13 +2,17 @@ import type { AlertChannelType } from '../../db/types.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { instant } from '../../http/instants.js';
-import { mapPage, type Page, type PageRequest } from '../../http/lists.js';
+import type { Page, PageRequest } from '../../http/lists.js';
+import { requireGranted } from '../../http/auth.js';
+import { isInSubtree } from '../orgs/repo.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import type { NotificationPayload } from './payload.js';
 import { presentAttempt } from '../deliveries/log-service.js';
+import { contextsOf, type NotificationContext } from './names.js';
 import * as repo from './repo.js';
 
 export interface NotificationListQuery {
+  scope?: 'mine' | 'org';
   type?: string;
   node_id?: string;
   org_id?: string;
@@ -18,7 +22,7 @@ export interface NotificationListQuery {
   end_date?: string;
 }
 
-function present(row: repo.NotificationRow) {
+function present(row: repo.NotificationRow, payload: NotificationPayload, context: NotificationContext) {
   return {
     id: row.id,
     status: row.status,
@@ -26,22 +30,49 @@ function present(row: repo.NotificationRow) {
     silence_id: row.silence_id,
     digest_id: row.digest_id,
     alert: { id: row.alert_id, name: row.alert_name },
+    owner: context.owner,
     type: row.type,
     condition: row.condition,
     event_id: row.event_id,
-    organization: { id: row.org_id },
-    node: { id: row.node_id },
+    organization: context.organization,
+    node: context.node,
+    resource: context.resource,
     channel_type: row.channel_type.toUpperCase() as Uppercase<AlertChannelType>,
     webhook_id: row.webhook_id,
     occurred_at: isoUtc(row.occurred_at),
     created_at: isoUtc(row.created_at),
-    payload: JSON.parse(row.payload) as NotificationPayload,
+    payload,
   };
 }
 
 export type NotificationJson = ReturnType<typeof present>;
 
-/** The caller's own notifications (those of their alerts), newest first. */
+async function presentAll(ctx: ServiceContext, rows: readonly repo.NotificationRow[]) {
+  const facts = rows.map((row) => ({ ...row, payload: JSON.parse(row.payload) as NotificationPayload }));
+  const contexts = await contextsOf(ctx.db, facts);
+  return rows.map((row, index) => present(row, facts[index]!.payload, contexts[index]!));
+}
+
+/**
+ * Whose notifications a list shows: the caller's own (scope mine), or everyone's in the caller's
+ * organization and those below it (scope org, for roles granted org_notifications:read), where an org_id
+ * outside that subtree is 404 as in the fleet's lists.
+ */
+async function listedFor(ctx: ServiceContext, query: NotificationListQuery) {
+  if (query.scope !== 'org') {
+    return {
+      userId: ctx.actor.userId,
+      ...(query.org_id === undefined ? {} : { orgId: query.org_id }),
+    };
+  }
+  requireGranted(ctx.actor, 'org_notifications:read');
+  const visible = await repo.organizationsBelow(ctx.db, ctx.actor.orgId);
+  if (query.org_id === undefined) return { orgIds: visible };
+  if (!visible.includes(query.org_id)) throw notFound('Organization');
+  return { orgIds: await repo.organizationsBelow(ctx.db, query.org_id) };
+}
+
+/** The caller's own notifications, or their organizations' (scope=org), newest first. */
 export async function listNotifications(
   ctx: ServiceContext,
   query: NotificationListQuery,
@@ -52,10 +83,9 @@ export async function listNotifications(
   const found = await repo.listNotifications(
     ctx.db,
     {
-      userId: ctx.actor.userId,
+      ...(await listedFor(ctx, query)),
       ...(query.type === undefined ? {} : { type: query.type }),
       ...(query.node_id === undefined ? {} : { nodeId: query.node_id }),
-      ...(query.org_id === undefined ? {} : { orgId: query.org_id }),
       ...(query.alert_id === undefined ? {} : { alertId: query.alert_id }),
       ...(query.status === undefined ? {} : { status: query.status }),
       ...(from === undefined ? {} : { from }),
@@ -63,16 +93,27 @@ export async function listNotifications(
     },
     page,
   );
-  return mapPage(found, present);
+  return { total_count: found.total_count, results: await presentAll(ctx, found.results) };
 }
 
-/** One of the caller's notifications with its deliveries and every attempt. */
+/**
+ * Whether the caller may read a notification: their own, or, with org_notifications:read, one of their
+ * organization or one below it (what their scope=org list shows). Changing anything stays the owner's.
+ */
+async function mayRead(ctx: ServiceContext, row: repo.NotificationRow): Promise<boolean> {
+  if (row.user_id === ctx.actor.userId) return true;
+  if (!ctx.actor.permissions.has('org_notifications:read')) return false;
+  return isInSubtree(ctx.db, ctx.actor.orgId, row.org_id);
+}
+
+/** One notification the caller may read, with its deliveries and every attempt. */
 export async function getNotification(ctx: ServiceContext, id: string) {
-  const row = await repo.findOwnNotification(ctx.db, id, ctx.actor.userId);
-  if (row === undefined) throw notFound('Notification');
+  const row = await repo.findNotification(ctx.db, id);
+  if (row === undefined || !(await mayRead(ctx, row))) throw notFound('Notification');
   const deliveries = await repo.deliveriesOf(ctx.db, id);
+  const [notification] = await presentAll(ctx, [row]);
   return {
-    ...present(row),
+    ...notification!,
     deliveries: deliveries.map((delivery) => ({
       id: delivery.id,
       webhook_id: delivery.webhook_id,

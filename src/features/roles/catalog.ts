@@ -11,6 +11,8 @@ export const PERMISSIONS = [
   'profile:own',
   'alerts:read',
   'alerts:write',
+  // Every notification of the caller's organization and those below it, not only their own.
+  'org_notifications:read',
   'webhooks:read',
   'webhooks:write',
   'fleet:read',
@@ -40,7 +42,7 @@ export const ROLES: readonly RoleDefinition[] = [
   {
     id: 'operator',
     name: 'Operator',
-    permissions: [...READ_ONLY, 'alerts:write', 'webhooks:write', 'fleet:write'],
+    permissions: [...READ_ONLY, 'alerts:write', 'org_notifications:read', 'webhooks:write', 'fleet:write'],
   },
   { id: 'read_only', name: 'Read Only', permissions: READ_ONLY },
 ];
