@@ -1,6 +1,7 @@
 import { useOne, usePage } from '../api/hooks';
 import type { Attempt, Notification } from '../api/types';
 import { ALERT_TYPE_OPTIONS } from '../api/vocabulary';
+import { NotificationCharts } from '../charts/notification-charts';
 import { PageHeader } from '../layout';
 import { Badge } from '../ui/badge';
 import { Filters, isoOf, SelectFilter, TimeFilter, useFilter } from '../ui/filters';
@@ -40,6 +41,7 @@ export function NotificationsPage() {
   return (
     <>
       <PageHeader title="Notifications" />
+      <NotificationCharts />
       <Filters>
         <SelectFilter label="Status" param="status" options={STATUSES} />
         <SelectFilter label="Type" param="type" options={ALERT_TYPE_OPTIONS} />
