@@ -1,5 +1,6 @@
 import { deliveryLogRoutes } from './features/deliveries/routes.js';
 import { notificationRoutes } from './features/notifications/routes.js';
+import { notificationStatsRoutes } from './features/notifications/stats-routes.js';
 import { silenceRoutes } from './features/silences/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
@@ -35,6 +36,8 @@ import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
 import { reportRoutes } from './features/fleet/reports/routes.js';
 import { eventRoutes } from './features/fleet/events/routes.js';
+import { fleetHistoryRoutes } from './features/fleet/history/routes.js';
+import { availabilityRoutes } from './features/fleet/availability/routes.js';
 import { resourceRoutes } from './features/fleet/resources/routes.js';
 
 export const BODY_LIMIT = 64 * 1024;
@@ -189,8 +192,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(nodeRoutes);
   await app.register(reportRoutes);
   await app.register(eventRoutes);
+  await app.register(fleetHistoryRoutes);
+  await app.register(availabilityRoutes);
   await app.register(resourceRoutes);
   await app.register(notificationRoutes);
+  await app.register(notificationStatsRoutes);
   await app.register(deliveryLogRoutes);
   await app.register(silenceRoutes);
   await app.register(consoleRoutes);

@@ -2,6 +2,7 @@ import type { AppContext } from './context.js';
 import { Dispatcher, type DispatchPauses } from './features/deliveries/dispatcher.js';
 import { strandedSweepJob } from './features/deliveries/sweep.js';
 import { expiryJobs } from './features/fleet/expiry/jobs.js';
+import { fleetSnapshotJob } from './features/fleet/history/snapshot.js';
 import { livenessJob } from './features/fleet/liveness/sweep.js';
 import { alertCheckJob } from './features/notifications/check-job.js';
 import { emailDigestJob } from './features/notifications/email-storm.js';
@@ -19,6 +20,7 @@ export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
     ctx.mailer.sendJob(),
     pruneRetentionJob(ctx),
     livenessJob(ctx),
+    fleetSnapshotJob(ctx),
     ...expiryJobs(ctx),
     alertCheckJob(ctx),
     silenceEndJob(ctx),

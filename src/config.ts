@@ -30,6 +30,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Finished records (e-mails, dead jobs; fleet events and notifications) older than this are pruned. */
   eventRetentionDays: number;
+  /** The fleet's per-minute counts older than this are pruned. */
+  fleetHistoryRetentionDays: number;
   /** How often agents are asked to report. */
   nodeReportIntervalS: number;
   /** Silence after which a node is UNREACHABLE. */
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 30_000, 1, 86_400_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1, 3_600_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    fleetHistoryRetentionDays: integer(env, 'FLEET_HISTORY_RETENTION_DAYS', 7, 1, 36_500),
     nodeReportIntervalS: integer(env, 'NODE_REPORT_INTERVAL_S', 30, 1, 86_400),
     nodeHeartbeatTimeoutS: integer(env, 'NODE_HEARTBEAT_TIMEOUT_S', 90, 1, 86_400),
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 5_000, 1, 600_000),

@@ -37,6 +37,7 @@ describe('defaults', () => {
       jobLeaseMs: 30_000,
       shutdownTimeoutMs: 10_000,
       eventRetentionDays: 30,
+      fleetHistoryRetentionDays: 7,
       nodeReportIntervalS: 30,
       nodeHeartbeatTimeoutS: 90,
       deliveryTimeoutMs: 5_000,
@@ -88,6 +89,7 @@ describe('valid values', () => {
       JOB_LEASE_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '1',
       EVENT_RETENTION_DAYS: '7',
+      FLEET_HISTORY_RETENTION_DAYS: '14',
     });
     expect(config.port).toBe(3000);
     expect(config.host).toBe('127.0.0.1');
@@ -108,6 +110,7 @@ describe('valid values', () => {
     expect(config.jobLeaseMs).toBe(5000);
     expect(config.shutdownTimeoutMs).toBe(1);
     expect(config.eventRetentionDays).toBe(7);
+    expect(config.fleetHistoryRetentionDays).toBe(14);
   });
 
   it('accepts a base64 secret key and a postgresql:// URL', () => {
@@ -164,6 +167,7 @@ describe('invalid values stop the start with a message naming the variable', () 
     { variable: 'JOB_LEASE_MS', value: '-5' },
     { variable: 'SHUTDOWN_TIMEOUT_MS', value: '1.5' },
     { variable: 'EVENT_RETENTION_DAYS', value: '0' },
+    { variable: 'FLEET_HISTORY_RETENTION_DAYS', value: '0' },
     { variable: 'NODE_REPORT_INTERVAL_S', value: '0' },
     { variable: 'NODE_HEARTBEAT_TIMEOUT_S', value: 'ninety' },
   ];

@@ -312,6 +312,26 @@ export interface FleetEventsTable {
   detected_at: number;
 }
 
+/** A minute in which the fleet's counts were taken. */
+export interface FleetHistoryMinutesTable {
+  minute: number;
+}
+
+/** One organization's own nodes, and their tunnels and services, counted in one minute. */
+export interface FleetHistoryTable {
+  org_id: string;
+  minute: number;
+  nodes_alive: number;
+  nodes_unreachable: number;
+  nodes_new: number;
+  /** Known to be away from their good state (tunnels not CONNECTED, services not HEALTHY). */
+  tunnels_unhealthy: number;
+  /** Of UNREACHABLE nodes: their state now is unknown. */
+  tunnels_unknown: number;
+  services_unhealthy: number;
+  services_unknown: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -332,6 +352,8 @@ export interface Database {
   tunnels: TunnelsTable;
   services: ServicesTable;
   fleet_events: FleetEventsTable;
+  fleet_history_minutes: FleetHistoryMinutesTable;
+  fleet_history: FleetHistoryTable;
   notifications: NotificationsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;

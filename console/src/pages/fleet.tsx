@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { usePage } from '../api/hooks';
 import type { FleetNode, NodeState } from '../api/types';
+import { FleetHistory } from '../charts/fleet-history';
 import { PageHeader } from '../layout';
 import { href, replaceParams, useRoute } from '../router';
 import { useSession } from '../session';
@@ -129,6 +130,7 @@ export function FleetPage() {
     <>
       <PageHeader title="Fleet">{canWrite ? <RegisterNode /> : null}</PageHeader>
       <StateCounts />
+      <FleetHistory orgId={org} />
       <Filters>
         <label>
           <span>Search</span>

@@ -1,5 +1,6 @@
 import { useOne, usePage } from '../api/hooks';
 import type { FleetEvent, FleetNode, Service, Tunnel } from '../api/types';
+import { AvailabilityStrip } from '../charts/availability-strip';
 import { PageHeader } from '../layout';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
@@ -208,6 +209,7 @@ export function NodePage({ id }: { id: string }) {
             ) : undefined}
           </PageHeader>
           <Facts node={data} />
+          <AvailabilityStrip nodeId={id} />
           <Resources nodeId={id} node={data} />
           <Timeline nodeId={id} />
         </>

@@ -1,6 +1,7 @@
 import { useOne, usePage } from '../api/hooks';
 import type { Attempt, Notification } from '../api/types';
 import { ALERT_TYPE_OPTIONS } from '../api/vocabulary';
+import { NotificationCharts } from '../charts/notification-charts';
 import { PageHeader } from '../layout';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
@@ -72,6 +73,7 @@ export function NotificationsPage() {
   return (
     <>
       <PageHeader title="Notifications" />
+      <NotificationCharts />
       <Filters>
         {canWrite ? <EveryonesSwitch on={everyone} onChange={(on) => setScope(on ? 'org' : '')} /> : null}
         <SelectFilter label="Status" param="status" options={STATUSES} />

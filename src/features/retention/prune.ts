@@ -4,6 +4,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { pruneOutbox } from '../../mail/repo.js';
 import { expireAllHeld } from '../deliveries/release.js';
 import { pruneEvents } from '../fleet/events/repo.js';
+import { pruneFleetHistory } from '../fleet/history/repo.js';
 import { pruneNotifications } from '../notifications/repo.js';
 
 export const PRUNE_RETENTION = 'retention.prune';
@@ -12,7 +13,8 @@ const HOUR_MS = 3_600_000;
 /**
  * Hourly, whatever the number of workers: records older than EVENT_RETENTION_DAYS go (finished e-mails, dead
  * jobs, fleet events, notifications with their deliveries), and held notifications past their limits expire
- * (docs/rules/webhooks.md#held-notifications). Idempotent, so a tick that runs twice after a crash does no
+ * (docs/rules/webhooks.md#held-notifications); the fleet's per-minute counts go after
+ * FLEET_HISTORY_RETENTION_DAYS. Idempotent, so a tick that runs twice after a crash does no
  * harm.
  */
 export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
@@ -25,10 +27,17 @@ export function pruneRetentionJob(ctx: AppContext): JobHandler<null> {
       const deadJobs = await pruneDead(ctx.db, before);
       const events = await pruneEvents(ctx.db, before);
       const notifications = await pruneNotifications(ctx.db, before);
+      const history = await pruneFleetHistory(
+        ctx.db,
+        ctx.clock.now() - ctx.config.fleetHistoryRetentionDays * 24 * HOUR_MS,
+      );
       const expired = await expireAllHeld(ctx.db, ctx.clock.now());
       ctx.alertMetrics.notificationsEntered(ctx.db, 'expired', 'held_too_long', expired);
-      if (emails + deadJobs + events + notifications > 0) {
-        ctx.logger.info({ emails, deadJobs, events, notifications }, 'pruned records past retention');
+      if (emails + deadJobs + events + notifications + history > 0) {
+        ctx.logger.info(
+          { emails, deadJobs, events, notifications, history },
+          'pruned records past retention',
+        );
       }
     },
   };

@@ -112,3 +112,36 @@ export async function listEvents(
     page,
   );
 }
+
+export type StateChange = Pick<FleetEventRow, 'occurred_at' | 'previous_state' | 'current_state'>;
+
+/** The node's NODE_STATE_CHANGE events in [from, to), oldest first, at most `limit`. */
+export async function nodeStateChanges(
+  db: Executor,
+  nodeId: string,
+  window: { from: number; to: number },
+  limit: number,
+): Promise<StateChange[]> {
+  const rows = await db
+    .selectFrom('fleet_events')
+    .select(['occurred_at', 'previous_state', 'current_state'])
+    .where('node_id', '=', nodeId)
+    .where('type', '=', 'NODE_STATE_CHANGE')
+    .where('occurred_at', '>=', window.from)
+    .where('occurred_at', '<', window.to)
+    .orderBy('occurred_at')
+    .orderBy('sequence')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, occurred_at: Number(row.occurred_at) }));
+}
+
+/** The node's first NODE_STATE_CHANGE event at or after `at`. */
+export async function nextNodeStateChange(
+  db: Executor,
+  nodeId: string,
+  at: number,
+): Promise<StateChange | undefined> {
+  const [next] = await nodeStateChanges(db, nodeId, { from: at, to: Number.MAX_SAFE_INTEGER }, 1);
+  return next;
+}

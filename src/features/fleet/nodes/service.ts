@@ -51,7 +51,7 @@ async function visibleOrg(ctx: ServiceContext, db: Executor, orgId: string): Pro
 }
 
 /** The node if the caller may see it (its organization is the caller's or below), else 404. */
-async function visibleNode(ctx: ServiceContext, db: Executor, id: string): Promise<repo.NodeView> {
+export async function visibleNode(ctx: ServiceContext, db: Executor, id: string): Promise<repo.NodeView> {
   const node = await repo.findNode(db, id);
   if (node === undefined || !(await isInSubtree(db, ctx.actor.orgId, node.org_id))) throw notFound('Node');
   return node;

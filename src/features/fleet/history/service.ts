@@ -1,0 +1,65 @@
+import type { ServiceContext } from '../../../context.js';
+import { notFound } from '../../../http/errors.js';
+import { steppedWindow } from '../../../http/time-window.js';
+import { isoUtc } from '../../../lib/clock.js';
+import { isInSubtree } from '../../orgs/repo.js';
+import { historySteps, type HistoryPoint } from './repo.js';
+
+export interface HistoryQuery {
+  org_id?: string;
+  include_child?: boolean;
+  from?: string;
+  to?: string;
+  step?: string;
+}
+
+const GAP = {
+  alive: null,
+  unreachable: null,
+  new: null,
+  tunnels_unhealthy: null,
+  tunnels_unknown: null,
+  services_unhealthy: null,
+  services_unknown: null,
+};
+
+const present = (point: HistoryPoint) => ({
+  alive: point.nodes_alive,
+  unreachable: point.nodes_unreachable,
+  new: point.nodes_new,
+  tunnels_unhealthy: point.tunnels_unhealthy,
+  tunnels_unknown: point.tunnels_unknown,
+  services_unhealthy: point.services_unhealthy,
+  services_unknown: point.services_unknown,
+});
+
+/**
+ * The fleet's counts over time for an organization (and, by default, those below it): a point per step from
+ * `from` rounded down to a step until `to`, each the worst minute of every series within it; null where no
+ * snapshot was taken in the step (docs/rules/alerts-and-fleet.md#fleet-history).
+ */
+export async function fleetHistory(ctx: ServiceContext, query: HistoryQuery) {
+  const window = steppedWindow(query, ctx.clock.now());
+  const orgId = query.org_id ?? ctx.actor.orgId;
+  if (!(await isInSubtree(ctx.db, ctx.actor.orgId, orgId))) throw notFound('Organization');
+  const steps = await historySteps(ctx.db, {
+    orgId,
+    includeChild: query.include_child ?? true,
+    start: window.start,
+    to: window.to,
+    stepMs: window.stepMs,
+  });
+  const byStart = new Map(steps.map((point) => [point.at, point]));
+  const points = Array.from({ length: window.points }, (_, i) => {
+    const at = window.start + i * window.stepMs;
+    const point = byStart.get(at);
+    return { at: isoUtc(at), ...(point === undefined ? GAP : present(point)) };
+  });
+  return {
+    org_id: orgId,
+    from: isoUtc(window.from),
+    to: isoUtc(window.to),
+    step_seconds: window.stepMs / 1_000,
+    points,
+  };
+}

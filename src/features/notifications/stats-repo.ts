@@ -1,0 +1,60 @@
+import { sql } from 'kysely';
+import type { Executor, NotificationStatus } from '../../db/types.js';
+
+/** The queries behind the notification statistics; both read the user's window by (user_id, created_at). */
+
+export interface StatsWindow {
+  userId: string;
+  /** A multiple of stepMs. */
+  start: number;
+  to: number;
+  stepMs: number;
+}
+
+/** How many of the user's notifications were made in each step, by their status now. */
+export async function countsByStep(
+  db: Executor,
+  window: StatsWindow,
+): Promise<{ at: number; status: NotificationStatus; n: number }[]> {
+  // The step is a validated whole number: a literal, so the select and the GROUP BY are one expression.
+  const step = sql<number>`created_at - created_at % ${sql.lit(window.stepMs)}`;
+  const rows = await db
+    .selectFrom('notifications')
+    .select((eb) => [step.as('at'), 'status', eb.fn.countAll<number | string>().as('n')])
+    .where('user_id', '=', window.userId)
+    .where('created_at', '>=', window.start)
+    .where('created_at', '<', window.to)
+    .groupBy([step, 'status'])
+    .execute();
+  return rows.map((row) => ({ at: Number(row.at), status: row.status, n: Number(row.n) }));
+}
+
+/**
+ * For each of the user's webhook and channel deliveries made in the window and answered 2xx, oldest first,
+ * at most `limit`: when its notification was made, and the time from the event to the first 2xx answer (a
+ * replay answered later does not move it).
+ */
+export async function deliveryLatencies(
+  db: Executor,
+  window: StatsWindow,
+  limit: number,
+): Promise<{ created_at: number; latency_ms: number }[]> {
+  const rows = await db
+    .selectFrom('notifications as n')
+    .innerJoin('deliveries as d', 'd.notification_id', 'n.id')
+    .innerJoin('delivery_attempts as a', 'a.delivery_id', 'd.id')
+    .select([
+      'n.created_at as created_at',
+      sql<number>`min(a.at + a.duration_ms) - n.occurred_at`.as('latency_ms'),
+    ])
+    .where('n.user_id', '=', window.userId)
+    .where('n.created_at', '>=', window.start)
+    .where('n.created_at', '<', window.to)
+    .where('a.status_code', '>=', 200)
+    .where('a.status_code', '<', 300)
+    .groupBy(['d.id', 'n.created_at', 'n.occurred_at'])
+    .orderBy('n.created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ created_at: Number(row.created_at), latency_ms: Number(row.latency_ms) }));
+}
