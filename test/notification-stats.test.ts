@@ -11,6 +11,7 @@ const DAY = 24 * HOUR;
 
 let t: TestApp;
 let other: { key: string };
+let root: string;
 /** An hour two days ago. */
 let base: number;
 
@@ -33,7 +34,7 @@ async function seed(userId: string, webhookId: string, rows: Seeded[]) {
     const notification = webhookNotification({
       id,
       userId,
-      orgId: 'org',
+      orgId: root,
       webhookId,
       status: row.status,
       alertName: 'Stats',
@@ -97,6 +98,7 @@ const stats = (query: Record<string, string>, key?: string) =>
 beforeAll(async () => {
   t = await startTestApp();
   other = await t.userWithRoles(['operator']);
+  root = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
   base = Math.floor((Date.now() - 2 * DAY) / HOUR) * HOUR;
   const admin = await webhookOf();
   await seed(admin.userId, admin.webhookId, [
@@ -211,6 +213,31 @@ describe('GET /api/v2/notification/stats against seeded notifications', () => {
         latency_p95_ms: 100_000,
       },
     ]);
+  });
+
+  it('with scope=org, counts every user’s in the caller’s organizations, and refuses Read Only', async () => {
+    const window = { from: iso(base), to: iso(base + MINUTE), step: '1m' };
+    const everyone = {
+      at: iso(base),
+      ...zeros,
+      delivered: 4,
+      failed: 1,
+      suppressed: 1,
+      latency_count: 4,
+      latency_p50_ms: 1_100,
+      latency_p95_ms: 100_000,
+    };
+    for (const key of [undefined, other.key]) {
+      const res = await stats({ ...window, scope: 'org' }, key);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.points).toEqual([everyone]);
+    }
+    const east = (await t.request('POST', '/api/v1/org', { body: { name: 'East' } })).body.id as string;
+    const eastOperator = await t.userWithRoles(['operator'], east);
+    const below = await stats({ ...window, scope: 'org' }, eastOperator.key);
+    expect(below.body.points).toEqual([{ at: iso(base), ...zeros, ...noLatency }]);
+    const reader = await t.userWithRoles(['read_only']);
+    expectError(await stats({ ...window, scope: 'org' }, reader.key), 403, 'FORBIDDEN');
   });
 
   it('defaults to the last 24 hours', async () => {

@@ -27,9 +27,12 @@ const milliseconds: ValueFormat = (ms) =>
   ms < 1_000 ? `${ms} ms` : `${(ms / 1_000).toLocaleString('en')} s`;
 
 /** The Notifications page's pictures: how many by status, and how long deliveries took (p50, p95). */
-export function NotificationCharts() {
+/** everyone: the organization's notifications (scope=org), as the list below shows them. */
+export function NotificationCharts({ everyone = false }: { everyone?: boolean }) {
   const [range, setRange] = useState<Range>('24h');
-  const stats = useRangeQuery<Stats>('/api/v2/notification/stats', range);
+  const stats = useRangeQuery<Stats>('/api/v2/notification/stats', range, {
+    scope: everyone ? 'org' : undefined,
+  });
   return (
     <section className="charts" aria-labelledby="notification-charts-title">
       <div className="charts-head">

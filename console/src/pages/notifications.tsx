@@ -73,7 +73,7 @@ export function NotificationsPage() {
   return (
     <>
       <PageHeader title="Notifications" />
-      <NotificationCharts />
+      <NotificationCharts everyone={everyone} />
       <Filters>
         {canWrite ? <EveryonesSwitch on={everyone} onChange={(on) => setScope(on ? 'org' : '')} /> : null}
         <SelectFilter label="Status" param="status" options={STATUSES} />

@@ -58,7 +58,10 @@ async function presentAll(ctx: ServiceContext, rows: readonly repo.NotificationR
  * organization and those below it (scope org, for roles granted org_notifications:read), where an org_id
  * outside that subtree is 404 as in the fleet's lists.
  */
-async function listedFor(ctx: ServiceContext, query: NotificationListQuery) {
+export async function whoseNotifications(
+  ctx: ServiceContext,
+  query: Pick<NotificationListQuery, 'scope' | 'org_id'>,
+) {
   if (query.scope !== 'org') {
     return {
       userId: ctx.actor.userId,
@@ -83,7 +86,7 @@ export async function listNotifications(
   const found = await repo.listNotifications(
     ctx.db,
     {
-      ...(await listedFor(ctx, query)),
+      ...(await whoseNotifications(ctx, query)),
       ...(query.type === undefined ? {} : { type: query.type }),
       ...(query.node_id === undefined ? {} : { nodeId: query.node_id }),
       ...(query.alert_id === undefined ? {} : { alertId: query.alert_id }),

@@ -1,17 +1,21 @@
 import { sql } from 'kysely';
 import type { Executor, NotificationStatus } from '../../db/types.js';
 
-/** The queries behind the notification statistics; both read the user's window by (user_id, created_at). */
+/**
+ * The queries behind the notification statistics; both read the window by (user_id, created_at), or for
+ * an organization's by (org_id, created_at).
+ */
 
 export interface StatsWindow {
-  userId: string;
+  /** The caller's own, or everyone's in these organizations. */
+  whose: { userId: string } | { orgIds: readonly string[] };
   /** A multiple of stepMs. */
   start: number;
   to: number;
   stepMs: number;
 }
 
-/** How many of the user's notifications were made in each step, by their status now. */
+/** How many of the notifications were made in each step, by their status now. */
 export async function countsByStep(
   db: Executor,
   window: StatsWindow,
@@ -21,7 +25,11 @@ export async function countsByStep(
   const rows = await db
     .selectFrom('notifications')
     .select((eb) => [step.as('at'), 'status', eb.fn.countAll<number | string>().as('n')])
-    .where('user_id', '=', window.userId)
+    .where((eb) =>
+      'userId' in window.whose
+        ? eb('user_id', '=', window.whose.userId)
+        : eb('org_id', 'in', window.whose.orgIds),
+    )
     .where('created_at', '>=', window.start)
     .where('created_at', '<', window.to)
     .groupBy([step, 'status'])
@@ -47,7 +55,11 @@ export async function deliveryLatencies(
       'n.created_at as created_at',
       sql<number>`min(a.at + a.duration_ms) - n.occurred_at`.as('latency_ms'),
     ])
-    .where('n.user_id', '=', window.userId)
+    .where((eb) =>
+      'userId' in window.whose
+        ? eb('n.user_id', '=', window.whose.userId)
+        : eb('n.org_id', 'in', window.whose.orgIds),
+    )
     .where('n.created_at', '>=', window.start)
     .where('n.created_at', '<', window.to)
     .where('a.status_code', '>=', 200)

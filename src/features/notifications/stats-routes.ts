@@ -3,6 +3,7 @@ import { contextOf } from '../../http/auth.js';
 import { responses } from '../../http/schemas.js';
 import { MAX_POINTS, StepQuery, WindowQuery } from '../../http/time-window.js';
 import type { App } from '../../http/types.js';
+import { notificationFilters } from './schemas.js';
 import { MAX_LATENCIES, notificationStats } from './stats.js';
 
 const Count = (status: string) =>
@@ -44,17 +45,22 @@ export async function notificationStatsRoutes(app: App): Promise<void> {
       config: { permission: 'alerts:read' },
       schema: {
         tags: ['notifications'],
-        summary: 'Your notifications per step by status, and their delivery latency at p50 and p95',
+        summary: 'Notifications per step by status, and their delivery latency at p50 and p95',
         description:
+          "Whose: the caller's own, or with scope=org everyone's in their organizations, as in the list. " +
           'Each notification counts in the step it was made in, under its status now. Latency: from the ' +
           "event's occurred_at to the first 2xx answer of its webhook or channel delivery (e-mails have " +
           'none). from and to default to the last 24 hours; from not before to, a bad step or more than ' +
           `${MAX_POINTS.toLocaleString('en')} points → 400.`,
         querystring: Type.Object(
-          { ...WindowQuery, step: Type.Optional(StepQuery) },
+          {
+            scope: notificationFilters.scope,
+            ...WindowQuery,
+            step: Type.Optional(StepQuery),
+          },
           { additionalProperties: false },
         ),
-        response: responses({ 200: Stats }, [400, 401, 403]),
+        response: responses({ 200: Stats }, [400, 401, 403, 404]),
       },
     },
     async (request) => notificationStats(contextOf(request), request.query),

@@ -2,6 +2,7 @@ import type { ServiceContext } from '../../context.js';
 import type { NotificationStatus } from '../../db/types.js';
 import { steppedWindow } from '../../http/time-window.js';
 import { isoUtc } from '../../lib/clock.js';
+import { whoseNotifications } from './service.js';
 import { countsByStep, deliveryLatencies } from './stats-repo.js';
 
 /** Latencies one answer reads at most; past it, the later steps have no percentiles and the answer says so. */
@@ -14,20 +15,24 @@ export function percentile(sorted: readonly number[], fraction: number): number 
 }
 
 export interface StatsQuery {
+  scope?: 'mine' | 'org';
   from?: string;
   to?: string;
   step?: string;
 }
 
 /**
- * The caller's notifications per step by status, and the delivery latency (the event's occurred_at to the
+ * The caller's notifications (or with scope=org their organizations') per step by status, and the delivery latency (the event's occurred_at to the
  * first 2xx answer) at p50 and p95 per step, of the deliveries made in it (docs/notifications.md#statistics).
  * Percentiles are computed here from the window's latencies, read in one indexed query, so both databases
  * give the same answer.
  */
 export async function notificationStats(ctx: ServiceContext, query: StatsQuery) {
   const window = steppedWindow(query, ctx.clock.now());
-  const scope = { userId: ctx.actor.userId, start: window.start, to: window.to, stepMs: window.stepMs };
+  const whose = await whoseNotifications(ctx, {
+    ...(query.scope === undefined ? {} : { scope: query.scope }),
+  });
+  const scope = { whose, start: window.start, to: window.to, stepMs: window.stepMs };
   const stepOf = (at: number) => Math.floor((at - window.start) / window.stepMs);
   const counts = Array.from({ length: window.points }, () => new Map<NotificationStatus, number>());
   for (const row of await countsByStep(ctx.db, scope)) counts[stepOf(row.at)]?.set(row.status, row.n);
