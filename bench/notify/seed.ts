@@ -8,6 +8,7 @@ import { CompiledQuery, type Insertable } from 'kysely';
 import * as config from '../../src/config.js';
 import type { NodesTable } from '../../src/db/types.js';
 import * as bootstrap from '../../src/features/bootstrap/service.js';
+import * as nameSort from '../../src/features/fleet/nodes/name-sort.js';
 import * as resources from '../../src/features/fleet/resources-repo.js';
 import * as ids from '../../src/lib/ids.js';
 import * as tokens from '../../src/lib/tokens.js';
@@ -44,10 +45,13 @@ const oneTunnel = (i: number): NodeSeed => ({
   tunnels: [{ ...TUNNEL, state: 'CONNECTED' }],
 });
 
-const OWN = { ...config, ...bootstrap, ...resources, ...ids, ...tokens, ...logger, ...runtime };
+const OWN = { ...config, ...bootstrap, ...nameSort, ...resources, ...ids, ...tokens, ...logger, ...runtime };
 
 /** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
-async function buildModules(build: Build): Promise<typeof OWN> {
+/** A build from before the natural name order has neither the key nor the column. */
+type Modules = Omit<typeof OWN, 'naturalSortKey'> & Partial<typeof nameSort>;
+
+async function buildModules(build: Build): Promise<Modules> {
   if (build === THIS_BUILD) return OWN;
   const files = [
     'config',
@@ -57,7 +61,9 @@ async function buildModules(build: Build): Promise<typeof OWN> {
     'lib/tokens',
   ];
   const load = (file: string) => import(pathToFileURL(path.join(build.root, 'dist', `${file}.js`)).href);
-  return Object.assign({}, ...(await Promise.all([...files, 'observability/logger', 'runtime'].map(load))));
+  const loaded = [...files, 'observability/logger', 'runtime'].map(load);
+  loaded.push(load('features/fleet/nodes/name-sort').catch(() => ({})));
+  return Object.assign({}, ...(await Promise.all(loaded)));
 }
 
 export interface SeededDatabase {
@@ -81,7 +87,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
     // Ids as if the nodes had been registered one after the other over the last day (UUIDv7 starts with a time).
     const since = now - 86_400_000;
     for (let first = 0; first < nodes; first += BATCH) {
-      const rows: Insertable<NodesTable>[] = [];
+      const rows: (Omit<Insertable<NodesTable>, 'name_sort'> & { name_sort?: string })[] = [];
       const added = { tunnels: [] as resources.NewResource[], services: [] as resources.NewResource[] };
       for (let i = first; i < Math.min(first + BATCH, nodes); i += 1) {
         const node = describe(i);
@@ -90,6 +96,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           id,
           org_id: created.orgId,
           name: node.name,
+          ...(m.naturalSortKey && { name_sort: m.naturalSortKey(node.name) }),
           hardware_serial_number: null,
           token_hash: m.sha256Hex(node.token),
           labels: '{}',
@@ -112,7 +119,10 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
             added[kind].push({ ...resource, id: m.newId(since + i), node_id: id, at: since });
       }
       await ctx.db.transaction().execute(async (trx) => {
-        await trx.insertInto('nodes').values(rows).execute();
+        await trx
+          .insertInto('nodes')
+          .values(rows as Insertable<NodesTable>[])
+          .execute();
         await m.insertResources(trx, 'tunnels', added.tunnels);
         await m.insertResources(trx, 'services', added.services);
       });

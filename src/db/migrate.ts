@@ -20,6 +20,7 @@ import * as deliveryQueue from './migrations/0017_delivery_queue.js';
 import * as deliveryClaimIndexes from './migrations/0018_delivery_claim_indexes.js';
 import * as lighterNotificationIndexes from './migrations/0019_lighter_notification_indexes.js';
 import * as channels from './migrations/0020_channels.js';
+import * as nodeSort from './migrations/0021_node_sort.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0018_delivery_claim_indexes': deliveryClaimIndexes,
   '0019_lighter_notification_indexes': lighterNotificationIndexes,
   '0020_channels': channels,
+  '0021_node_sort': nodeSort,
 };
 
 export interface MigrationReport {

@@ -4,6 +4,7 @@ import { paginate } from '../../../db/paginate.js';
 import { givenColumns, Prepared, rowSlots, slot } from '../../../db/prepared.js';
 import type { Executor, NodesTable, NodeState } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
+import type { NodeSort } from './schemas.js';
 import { subtreeIds } from '../../orgs/repo.js';
 
 export type NodeRow = NodesTable;
@@ -123,11 +124,52 @@ function likePattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** A page of the nodes that match, by name (then id). */
+type SortColumn =
+  | 'nodes.id'
+  | 'nodes.name'
+  | 'nodes.name_sort'
+  | 'nodes.node_state'
+  | 'nodes.last_seen_at'
+  | 'nodes.org_id'
+  | 'organizations.name';
+/** One key of an order: its column, whether descending, and for last_seen_at (the one with nulls) whether nulls first. */
+type SortKey = { column: SortColumn; desc?: boolean; nullsFirst?: boolean };
+
+const key = (column: SortColumn, more: Omit<SortKey, 'column'> = {}): SortKey => ({ column, ...more });
+const NEVER_SEEN_FIRST = key('nodes.last_seen_at', { nullsFirst: true });
+
+/**
+ * Each order's keys, ascending, before the final id; `-` reverses every key (nulls too), so an index read
+ * backwards serves it. The names of the states sort in the order of health (ALIVE, NEW, UNREACHABLE), so
+ * problems first is node_state descending. The indexes behind each are in migrations/0021_node_sort.ts.
+ */
+const ORDERS: Record<'unsorted' | Exclude<NodeSort, `-${string}`>, SortKey[]> = {
+  unsorted: [key('nodes.name')],
+  name: [key('nodes.name_sort')],
+  state: [key('nodes.node_state'), key('nodes.name_sort')],
+  last_seen: [NEVER_SEEN_FIRST],
+  organization: [key('organizations.name'), key('nodes.org_id'), key('nodes.name_sort')],
+  problems: [key('nodes.node_state', { desc: true }), NEVER_SEEN_FIRST],
+};
+
+function orderOf(sort: NodeSort | undefined): SortKey[] {
+  const reversed = sort?.startsWith('-') ?? false;
+  const name = (sort?.replace(/^-/, '') ?? 'unsorted') as keyof typeof ORDERS;
+  const keys = [...ORDERS[name], key('nodes.id')];
+  if (!reversed) return keys;
+  return keys.map(({ column, desc, nullsFirst }) => ({
+    column,
+    desc: !desc,
+    ...(nullsFirst === undefined ? {} : { nullsFirst: !nullsFirst }),
+  }));
+}
+
+/** A page of the nodes that match, in the order asked for (by name then id by default). */
 export async function listNodes(
   db: Executor,
   filters: NodeFilters,
   page: PageRequest,
+  sort?: NodeSort,
 ): Promise<Page<NodeView>> {
   let query = viewQuery(db);
   query = filters.includeChild
@@ -156,7 +198,14 @@ export async function listNodes(
       ),
     );
   }
-  return paginate(db, query.orderBy('nodes.name').orderBy('nodes.id'), page);
+  for (const { column, desc, nullsFirst } of orderOf(sort)) {
+    query = query.orderBy(column, (ob) => {
+      const directed = desc ? ob.desc() : ob.asc();
+      if (nullsFirst === undefined) return directed;
+      return nullsFirst ? directed.nullsFirst() : directed.nullsLast();
+    });
+  }
+  return paginate(db, query, page);
 }
 
 /** Tunnels by state and services by status, per node. */
