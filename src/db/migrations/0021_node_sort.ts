@@ -7,7 +7,8 @@ const BATCH = 500;
  * The node list's orders (`GET /api/v2/node?sort=`), each read from an index for its first page rather than
  * sorted over the whole fleet:
  * - `name_sort`: the name's natural-order key (features/fleet/nodes/name-sort.ts), compared byte by byte on
- *   both databases (PostgreSQL: collation "C", whatever the database's), filled in here for existing nodes.
+ *   both databases (PostgreSQL: collation "C", whatever the database's), filled in here for existing nodes;
+ *   alone, after the state, and after the organization (a page by organization reads each one's slice).
  * - problems first is `node_state` descending (UNREACHABLE, NEW, ALIVE: the names sort in the order of
  *   health), then the longest silent first: the liveness sweep's index on `(node_state, last_seen_at)` is
  *   rebuilt in that shape, and serves the sweep as before. Never seen (null) counts as the longest silent;
@@ -23,6 +24,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await backfill(db);
   await db.schema.createIndex('nodes_name_sort_idx').on('nodes').columns(['name_sort', 'id']).execute();
+  await db.schema
+    .createIndex('nodes_org_name_sort_idx')
+    .on('nodes')
+    .columns(['org_id', 'name_sort', 'id'])
+    .execute();
   await db.schema
     .createIndex('nodes_state_name_idx')
     .on('nodes')
@@ -64,6 +70,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     'nodes_state_name_idx',
   ])
     await db.schema.dropIndex(index).execute();
+  await db.schema.dropIndex('nodes_org_name_sort_idx').execute();
   await db.schema.dropIndex('nodes_name_sort_idx').execute();
   await db.schema
     .createIndex('nodes_state_seen_idx')
