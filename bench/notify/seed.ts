@@ -47,10 +47,10 @@ const oneTunnel = (i: number): NodeSeed => ({
 
 const OWN = { ...config, ...bootstrap, ...nameSort, ...resources, ...ids, ...tokens, ...logger, ...runtime };
 
-/** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
-/** A build from before the natural name order has neither the key nor the column. */
+/** A build from before the natural name order has neither its key nor its column. */
 type Modules = Omit<typeof OWN, 'naturalSortKey'> & Partial<typeof nameSort>;
 
+/** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
 async function buildModules(build: Build): Promise<Modules> {
   if (build === THIS_BUILD) return OWN;
   const files = [
@@ -87,7 +87,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
     // Ids as if the nodes had been registered one after the other over the last day (UUIDv7 starts with a time).
     const since = now - 86_400_000;
     for (let first = 0; first < nodes; first += BATCH) {
-      const rows: (Omit<Insertable<NodesTable>, 'name_sort'> & { name_sort?: string })[] = [];
+      const rows: Insertable<NodesTable>[] = [];
       const added = { tunnels: [] as resources.NewResource[], services: [] as resources.NewResource[] };
       for (let i = first; i < Math.min(first + BATCH, nodes); i += 1) {
         const node = describe(i);
@@ -96,7 +96,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           id,
           org_id: created.orgId,
           name: node.name,
-          ...(m.naturalSortKey && { name_sort: m.naturalSortKey(node.name) }),
+          name_sort: m.naturalSortKey?.(node.name) as string, // left out (undefined) where there is no column
           hardware_serial_number: null,
           token_hash: m.sha256Hex(node.token),
           labels: '{}',
@@ -119,10 +119,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
             added[kind].push({ ...resource, id: m.newId(since + i), node_id: id, at: since });
       }
       await ctx.db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('nodes')
-          .values(rows as Insertable<NodesTable>[])
-          .execute();
+        await trx.insertInto('nodes').values(rows).execute();
         await m.insertResources(trx, 'tunnels', added.tunnels);
         await m.insertResources(trx, 'services', added.services);
       });
