@@ -53,15 +53,9 @@ type Modules = Omit<typeof OWN, 'naturalSortKey'> & Partial<typeof nameSort>;
 /** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
 async function buildModules(build: Build): Promise<Modules> {
   if (build === THIS_BUILD) return OWN;
-  const files = [
-    'config',
-    'features/bootstrap/service',
-    'features/fleet/resources-repo',
-    'lib/ids',
-    'lib/tokens',
-  ];
+  const files = ['config', 'features/bootstrap/service', 'features/fleet/resources-repo', 'lib/ids'];
   const load = (file: string) => import(pathToFileURL(path.join(build.root, 'dist', `${file}.js`)).href);
-  const loaded = [...files, 'observability/logger', 'runtime'].map(load);
+  const loaded = [...files, 'lib/tokens', 'observability/logger', 'runtime'].map(load);
   loaded.push(load('features/fleet/nodes/name-sort').catch(() => ({})));
   return Object.assign({}, ...(await Promise.all(loaded)));
 }
@@ -97,7 +91,6 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           org_id: created.orgId,
           name: node.name,
           name_sort: m.naturalSortKey?.(node.name) as string, // left out (undefined) where there is no column
-          hardware_serial_number: null,
           token_hash: m.sha256Hex(node.token),
           labels: '{}',
           max_headless_time: 1_440,
@@ -105,12 +98,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           state_since: since,
           last_seen_at: now,
           addresses: '[]',
-          software_version: null,
-          upgrade_status: null,
-          cert_not_before: null,
-          cert_not_after: null,
           sequence: 1,
-          report_digest: null,
           created_at: since,
           ...node.fields,
         });
