@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { NODE_LIST_CASES, runNodeListSection } from './fleet/node-list.js';
 import { FLEET_CASES, runFleetSection } from './fleet/section.js';
 import { JOB_CASES, runJobSection } from './jobs/section.js';
 import { nodeOptionsFlag, only, postgresUrl, type Common } from './lib/options.js';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     section('HTTP', SCENARIOS, runHttpSection),
     section('job queue', JOB_CASES, runJobSection),
     section('fleet', FLEET_CASES, runFleetSection),
+    section('node list', NODE_LIST_CASES, runNodeListSection),
     section('notification', NOTIFY_CASES, runNotifySection),
     section('soak', SOAK_CASES, runSoakSection),
   ].filter(({ count }) => count > 0);

@@ -8,6 +8,7 @@ import { CompiledQuery, type Insertable } from 'kysely';
 import * as config from '../../src/config.js';
 import type { NodesTable } from '../../src/db/types.js';
 import * as bootstrap from '../../src/features/bootstrap/service.js';
+import * as nameSort from '../../src/features/fleet/nodes/name-sort.js';
 import * as resources from '../../src/features/fleet/resources-repo.js';
 import * as ids from '../../src/lib/ids.js';
 import * as tokens from '../../src/lib/tokens.js';
@@ -44,20 +45,19 @@ const oneTunnel = (i: number): NodeSeed => ({
   tunnels: [{ ...TUNNEL, state: 'CONNECTED' }],
 });
 
-const OWN = { ...config, ...bootstrap, ...resources, ...ids, ...tokens, ...logger, ...runtime };
+const OWN = { ...config, ...bootstrap, ...nameSort, ...resources, ...ids, ...tokens, ...logger, ...runtime };
+
+/** A build from before the natural name order has neither its key nor its column. */
+type Modules = Omit<typeof OWN, 'naturalSortKey'> & Partial<typeof nameSort>;
 
 /** The build's modules for the seed: this checkout's own, or the same files from another build's dist/. */
-async function buildModules(build: Build): Promise<typeof OWN> {
+async function buildModules(build: Build): Promise<Modules> {
   if (build === THIS_BUILD) return OWN;
-  const files = [
-    'config',
-    'features/bootstrap/service',
-    'features/fleet/resources-repo',
-    'lib/ids',
-    'lib/tokens',
-  ];
+  const files = ['config', 'features/bootstrap/service', 'features/fleet/resources-repo', 'lib/ids'];
   const load = (file: string) => import(pathToFileURL(path.join(build.root, 'dist', `${file}.js`)).href);
-  return Object.assign({}, ...(await Promise.all([...files, 'observability/logger', 'runtime'].map(load))));
+  const loaded = [...files, 'lib/tokens', 'observability/logger', 'runtime'].map(load);
+  loaded.push(load('features/fleet/nodes/name-sort').catch(() => ({})));
+  return Object.assign({}, ...(await Promise.all(loaded)));
 }
 
 export interface SeededDatabase {
@@ -90,7 +90,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           id,
           org_id: created.orgId,
           name: node.name,
-          hardware_serial_number: null,
+          name_sort: m.naturalSortKey?.(node.name) as string, // left out (undefined) where there is no column
           token_hash: m.sha256Hex(node.token),
           labels: '{}',
           max_headless_time: 1_440,
@@ -98,12 +98,7 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           state_since: since,
           last_seen_at: now,
           addresses: '[]',
-          software_version: null,
-          upgrade_status: null,
-          cert_not_before: null,
-          cert_not_after: null,
           sequence: 1,
-          report_digest: null,
           created_at: since,
           ...node.fields,
         });

@@ -20,6 +20,7 @@ import * as deliveryQueue from './migrations/0017_delivery_queue.js';
 import * as deliveryClaimIndexes from './migrations/0018_delivery_claim_indexes.js';
 import * as lighterNotificationIndexes from './migrations/0019_lighter_notification_indexes.js';
 import * as channels from './migrations/0020_channels.js';
+import * as nodeSort from './migrations/0021_node_sort.js';
 import * as fleetHistory from './migrations/0022_fleet_history.js';
 import * as notificationsByOrg from './migrations/0023_notifications_by_org.js';
 
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0018_delivery_claim_indexes': deliveryClaimIndexes,
   '0019_lighter_notification_indexes': lighterNotificationIndexes,
   '0020_channels': channels,
+  '0021_node_sort': nodeSort,
   '0022_fleet_history': fleetHistory,
   '0023_notifications_by_org': notificationsByOrg,
 };

@@ -247,6 +247,8 @@ export interface NodesTable {
   id: string;
   org_id: string;
   name: string;
+  /** The name's natural-order key (features/fleet/nodes/name-sort.ts): written with every name. */
+  name_sort: string;
   hardware_serial_number: string | null;
   /** SHA-256 of the node's credential (X-NODE-TOKEN). */
   token_hash: string;

@@ -9,6 +9,7 @@ import { Badge } from '../ui/badge';
 import { Filters, SelectFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
+import { useSortParam } from '../ui/sorting';
 import type { Column } from '../ui/table';
 import { When } from '../ui/time';
 import { BulkBar, selectColumn, useSelection } from './fleet-bulk';
@@ -67,17 +68,18 @@ function health(node: FleetNode, counts: Record<string, number>, good: string) {
 }
 
 const columns: Column<FleetNode>[] = [
-  { header: 'State', cell: (node) => <Badge state={node.node_state} /> },
+  { header: 'State', sort: 'state', cell: (node) => <Badge state={node.node_state} /> },
   {
     header: 'Name',
+    sort: 'name',
     cell: (node) => (
       <a className="name" href={`#/nodes/${node.id}`}>
         {node.name}
       </a>
     ),
   },
-  { header: 'Organization', cell: (node) => node.organization.name, secondary: true },
-  { header: 'Last seen', cell: (node) => <When at={node.last_seen_at} empty="never" /> },
+  { header: 'Organization', sort: 'organization', cell: (node) => node.organization.name, secondary: true },
+  { header: 'Last seen', sort: 'last_seen', cell: (node) => <When at={node.last_seen_at} empty="never" /> },
   {
     header: 'Version',
     cell: (node) => node.status.node.info.version.software_version ?? '—',
@@ -103,8 +105,12 @@ export function FleetPage() {
   const [org, setOrg] = useFilter('org');
   const [search] = useFilter('search');
   const [typed, setTyped] = useState(search);
+  // Problems first unless a column's header says otherwise (docs/rules/alerts-and-fleet.md).
+  const sorting = useSortParam('problems');
   const filters = { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search };
-  const nodes = usePage<FleetNode>('/api/v2/node', filters, page, { refetchInterval: LIVE_MS });
+  const nodes = usePage<FleetNode>('/api/v2/node', { ...filters, sort: sorting.sort }, page, {
+    refetchInterval: LIVE_MS,
+  });
   const selection = useSelection();
 
   useEffect(() => {
@@ -157,6 +163,7 @@ export function FleetPage() {
         query={nodes}
         what="nodes"
         columns={canWrite ? [selectColumn(selection), ...columns] : columns}
+        sorting={sorting}
         empty={
           <p>
             {state || org || search

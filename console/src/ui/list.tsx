@@ -3,6 +3,7 @@ import type { ReactNode } from 'react';
 import type { Page } from '../api/client';
 import { PAGE_SIZE } from '../api/hooks';
 import { replaceParams, useRoute } from '../router';
+import type { Sorting } from './sorting';
 import { Empty, Loaded } from './states';
 import { Pager, Table, type Column } from './table';
 
@@ -21,6 +22,7 @@ export function PagedList<T extends { id: string }>({
   what,
   columns,
   empty,
+  sorting,
   children,
 }: {
   query: UseQueryResult<Page<T>>;
@@ -28,6 +30,8 @@ export function PagedList<T extends { id: string }>({
   what: string;
   columns: Column<T>[];
   empty: ReactNode;
+  /** The list's order, when its column headers sort it. */
+  sorting?: Sorting;
   /** Shown under the table (a selected row's detail). */
   children?: (rows: T[]) => ReactNode;
 }) {
@@ -39,7 +43,12 @@ export function PagedList<T extends { id: string }>({
           <Empty>{empty}</Empty>
         ) : (
           <>
-            <Table caption={what[0]?.toUpperCase() + what.slice(1)} columns={columns} rows={data.results} />
+            <Table
+              caption={what[0]?.toUpperCase() + what.slice(1)}
+              columns={columns}
+              rows={data.results}
+              sorting={sorting}
+            />
             {children?.(data.results)}
             <Pager page={page} size={PAGE_SIZE} total={data.total_count} onPage={setPage} />
           </>

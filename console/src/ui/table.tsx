@@ -1,20 +1,25 @@
 import type { ReactNode } from 'react';
+import { ariaSort, SortButton, type Sorting } from './sorting';
 
 export interface Column<T> {
   header: string;
   cell: (row: T) => ReactNode;
   /** Hidden on narrow screens. */
   secondary?: boolean;
+  /** The API's `sort` value that orders the list by this column; its header then sorts. */
+  sort?: string;
 }
 
 export function Table<T extends { id: string }>({
   caption,
   columns,
   rows,
+  sorting,
 }: {
   caption: string;
   columns: Column<T>[];
   rows: T[];
+  sorting?: Sorting | undefined;
 }) {
   return (
     <div className="table-wrap">
@@ -23,8 +28,17 @@ export function Table<T extends { id: string }>({
         <thead>
           <tr>
             {columns.map((column) => (
-              <th key={column.header} scope="col" className={column.secondary ? 'secondary' : undefined}>
-                {column.header}
+              <th
+                key={column.header}
+                scope="col"
+                className={column.secondary ? 'secondary' : undefined}
+                aria-sort={sorting && column.sort ? ariaSort(sorting, column.sort) : undefined}
+              >
+                {sorting && column.sort ? (
+                  <SortButton label={column.header} sortKey={column.sort} sorting={sorting} />
+                ) : (
+                  column.header
+                )}
               </th>
             ))}
           </tr>

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
  * `fleet_history` holds one row per organization with nodes, per minute. Times are epoch ms.
  *
  * The indexes keep each minute's count cheap at 100,000 nodes (docs/benchmarks.md#fleet-history): nodes by
- * organization and state are counted from an index alone, and the tunnels and services away from their good
+ * organization and state are counted from an index alone (nodes_org_state_idx, made by 0021), and the tunnels and services away from their good
  * state are found through partial indexes that hold only those (few, and written only when a state changes).
  */
 const UNHEALTHY = [
@@ -34,7 +34,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // A second snapshot of the same minute (another worker, a retry) cannot add a second row.
     .addPrimaryKeyConstraint('fleet_history_pk', ['org_id', 'minute'])
     .execute();
-  await db.schema.createIndex('nodes_org_state_idx').on('nodes').columns(['org_id', 'node_state']).execute();
   for (const [table, column, good] of UNHEALTHY) {
     await db.schema
       .createIndex(`${table}_unhealthy_idx`)
@@ -49,7 +48,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   for (const [table] of UNHEALTHY) await db.schema.dropIndex(`${table}_unhealthy_idx`).execute();
-  await db.schema.dropIndex('nodes_org_state_idx').execute();
   await db.schema.dropTable('fleet_history').execute();
   await db.schema.dropTable('fleet_history_minutes').execute();
 }

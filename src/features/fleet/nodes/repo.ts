@@ -4,6 +4,8 @@ import { paginate } from '../../../db/paginate.js';
 import { givenColumns, Prepared, rowSlots, slot } from '../../../db/prepared.js';
 import type { Executor, NodesTable, NodeState } from '../../../db/types.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
+import { ordered } from './list-order.js';
+import type { NodeSort } from './schemas.js';
 import { subtreeIds } from '../../orgs/repo.js';
 
 export type NodeRow = NodesTable;
@@ -123,16 +125,21 @@ function likePattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** A page of the nodes that match, by name (then id). */
+/** A page of the nodes that match, in the order asked for (by name then id by default). */
 export async function listNodes(
   db: Executor,
   filters: NodeFilters,
   page: PageRequest,
+  sort?: NodeSort,
 ): Promise<Page<NodeView>> {
   let query = viewQuery(db);
+  // Without statistics SQLite takes the organization filter for the most selective term and sorts every
+  // node it matches; `+` (SQLite's way to keep a term off an index) lets it read the order's own index.
+  const orgId =
+    sort !== undefined && !isPostgres(db) ? sql<string>`+nodes.org_id` : sql.ref<string>('nodes.org_id');
   query = filters.includeChild
-    ? query.where('nodes.org_id', 'in', subtreeIds(db, filters.orgId))
-    : query.where('nodes.org_id', '=', filters.orgId);
+    ? query.where(orgId, 'in', subtreeIds(db, filters.orgId))
+    : query.where(orgId, '=', filters.orgId);
   if (filters.nodeState !== undefined) query = query.where('nodes.node_state', '=', filters.nodeState);
   if (filters.search !== undefined) {
     const pattern = likePattern(filters.search);
@@ -156,7 +163,54 @@ export async function listNodes(
       ),
     );
   }
-  return paginate(db, query.orderBy('nodes.name').orderBy('nodes.id'), page);
+  if (sort === 'organization' || sort === '-organization')
+    return pageByOrganization(db, query, page, sort === 'organization' ? 'asc' : 'desc');
+  return paginate(db, ordered(query, sort), page);
+}
+
+/**
+ * By organization, then name: no index of `nodes` holds the organizations' names, and sorting a whole fleet
+ * by them costs more than a page is worth. So the page is put together from the number of matching nodes
+ * in each organization, in the order of their names, and the slice of each organization the page covers,
+ * read in order from its `(org_id, name_sort, id)` index.
+ */
+async function pageByOrganization(
+  db: Executor,
+  matching: ReturnType<typeof viewQuery>,
+  page: PageRequest,
+  direction: 'asc' | 'desc',
+): Promise<Page<NodeView>> {
+  const counted = matching
+    .clearSelect()
+    .select(['nodes.org_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .groupBy('nodes.org_id');
+  const perOrg = await db
+    .selectFrom('organizations')
+    .innerJoin(counted.as('counted'), 'counted.org_id', 'organizations.id')
+    .select(['counted.org_id', 'counted.n'])
+    .orderBy('organizations.name', direction)
+    .orderBy('organizations.id', direction)
+    .execute();
+  const results: NodeView[] = [];
+  let skip = page.page * page.size;
+  for (const { org_id, n } of perOrg) {
+    const count = Number(n);
+    if (results.length === page.size) break;
+    if (skip >= count) {
+      skip -= count;
+      continue;
+    }
+    const slice = await matching
+      .where('nodes.org_id', '=', org_id)
+      .orderBy('nodes.name_sort', direction)
+      .orderBy('nodes.id', direction)
+      .limit(page.size - results.length)
+      .offset(skip)
+      .execute();
+    results.push(...slice);
+    skip = 0;
+  }
+  return { total_count: perOrg.reduce((sum, { n }) => sum + Number(n), 0), results };
 }
 
 /** Tunnels by state and services by status, per node. */

@@ -43,7 +43,7 @@ export async function nodeRoutes(app: App): Promise<void> {
         summary: 'The nodes of an organization (and those below it)',
         ...listSchema({
           item: schemas.Node,
-          order: 'by name, then id',
+          order: 'by name, then id; or as sort says',
           filters: schemas.NodeListFilters,
           errors: [404],
         }),

@@ -120,6 +120,20 @@ export const NodeWithToken = Type.Object({
   }),
 });
 
+/** The orders of the node list; `-` reverses one. */
+export const NODE_SORTS = [
+  'problems',
+  'name',
+  '-name',
+  'state',
+  '-state',
+  'last_seen',
+  '-last_seen',
+  'organization',
+  '-organization',
+] as const;
+export type NodeSort = (typeof NODE_SORTS)[number];
+
 export const NodeListFilters = {
   org_id: Type.Optional(
     Type.String({ minLength: 1, maxLength: 64, description: "Defaults to the caller's organization." }),
@@ -137,6 +151,20 @@ export const NodeListFilters = {
   ),
   label: Type.Optional(
     Type.String({ pattern: '^[^:]+:.*$', maxLength: 400, description: 'key:value; nodes with that label.' }),
+  ),
+  sort: Type.Optional(
+    Type.Union(
+      NODE_SORTS.map((value) => Type.Literal(value)),
+      {
+        description:
+          'The order; `-` before a name reverses the whole order. name: natural order (node-2 before ' +
+          'node-10, any case). state: ALIVE, NEW, UNREACHABLE, then by name. last_seen: the longest silent ' +
+          "first, never seen before any. organization: by the organization's name, then by name. problems: " +
+          'UNREACHABLE, then NEW, then ALIVE, the longest silent first within each (never seen, then the ' +
+          "oldest report); the console's default. Every order ends on id. Without sort: by name as stored, " +
+          'then id.',
+      },
+    ),
   ),
 };
 

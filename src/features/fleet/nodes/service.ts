@@ -10,8 +10,9 @@ import { isoUtc, isoUtcOrNull } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import { randomToken, sha256Hex } from '../../../lib/tokens.js';
 import { isInSubtree } from '../../orgs/repo.js';
+import { naturalSortKey } from './name-sort.js';
 import * as repo from './repo.js';
-import { DEFAULT_HEADLESS_MINUTES } from './schemas.js';
+import { DEFAULT_HEADLESS_MINUTES, type NodeSort } from './schemas.js';
 import { staleness } from '../resources/service.js';
 
 const MINUTE_MS = 60_000;
@@ -36,6 +37,7 @@ export interface NodeListQuery {
   node_state?: repo.NodeRow['node_state'];
   search?: string;
   label?: string;
+  sort?: NodeSort;
 }
 
 /** A node credential: recognizable by its prefix, 32 random bytes, stored only as its SHA-256. */
@@ -66,6 +68,7 @@ export async function registerNode(ctx: ServiceContext, input: NewNode) {
     id: newId(now),
     org_id: orgId,
     name: input.name,
+    name_sort: naturalSortKey(input.name),
     hardware_serial_number: input.hardware_serial_number ?? null,
     report_digest: null,
     token_hash: credential.hash,
@@ -120,6 +123,7 @@ export async function listNodes(
         : { label: { key: query.label.slice(0, separator), value: query.label.slice(separator + 1) } }),
     },
     page,
+    query.sort,
   );
   return { total_count: found.total_count, results: await present(ctx, found.results) };
 }
@@ -128,7 +132,7 @@ export async function editNode(ctx: ServiceContext, id: string, edit: NodeEdit) 
   const node = await transaction(ctx.db, async (trx) => {
     await visibleNode(ctx, trx, id);
     await repo.updateNode(trx, id, {
-      ...(edit.name === undefined ? {} : { name: edit.name }),
+      ...(edit.name === undefined ? {} : { name: edit.name, name_sort: naturalSortKey(edit.name) }),
       ...(edit.max_headless_time === undefined ? {} : { max_headless_time: edit.max_headless_time }),
       ...(edit.metadata?.labels === undefined ? {} : { labels: JSON.stringify(edit.metadata.labels) }),
     });

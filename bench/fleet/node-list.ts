@@ -1,0 +1,57 @@
+// The node list section: the first page of GET /api/v2/node in each order against `serve` on 100,000 nodes
+// (--fleet-nodes) seeded straight into a fresh database: 1 in 50 UNREACHABLE, 1 in 97 NEW, names out of order.
+import path from 'node:path';
+import { NODE_SORTS } from '../../src/features/fleet/nodes/schemas.js';
+import { num, type Common } from '../lib/options.js';
+import * as pg from '../lib/postgres.js';
+import * as r from '../lib/report.js';
+import { startService } from '../lib/service.js';
+import { nodeToken, seedDatabase, type NodeSeed } from '../notify/seed.js';
+
+type ListCase = r.Case & { database: 'sqlite' | 'postgres' };
+export const NODE_LIST_CASES: ListCase[] = ['SQLite', 'PostgreSQL'].map((db) => ({
+  name: `node list first page: ${db}`,
+  database: db === 'SQLite' ? 'sqlite' : 'postgres',
+}));
+
+const mixed =
+  (now: number, n: number) =>
+  (i: number): NodeSeed => {
+    const [spread, node_state] = [
+      (i * 7919) % n,
+      i % 50 ? (i % 97 ? 'ALIVE' : 'NEW') : 'UNREACHABLE',
+    ] as const;
+    const last_seen_at = node_state === 'NEW' ? null : now - Math.round((spread * 86_400_000) / n);
+    return { token: nodeToken(i), name: `edge-${spread}`, fields: { node_state, last_seen_at }, tunnels: [] };
+  };
+
+/** Per order, the median of 9 answers after an untimed one, against the goal of 100 ms. */
+export async function runNodeListSection(cases: ListCase[], s: Common): Promise<r.SectionResult> {
+  const [out, nodes] = [r.emptyResult(), num('fleet-nodes')];
+  for (const c of await pg.runnable(cases, s.postgresUrl, out, 'vacuumed and analysed after the seed')) {
+    const db = c.database === 'postgres' ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
+    const url = db?.url ?? `sqlite:${path.join(s.workDir, 'node-list.db')}`;
+    r.progress(`${c.name}: seeding ${r.whole(nodes)} nodes`);
+    const { secretKey, adminKey } = await seedDatabase(url, nodes, mixed(Date.now(), nodes));
+    if (db) await pg.vacuumAnalyze(db.url);
+    const env = { DATABASE_URL: url, SECRET_KEY: secretKey, BOOTSTRAP_API_KEY: adminKey };
+    const logFile = path.join(s.workDir, `node-list-${c.database}.log`);
+    const service = await startService({ nodeOptions: s.nodeOptions, logFile, env });
+    const rows: string[][] = [];
+    for (const sort of [undefined, ...NODE_SORTS]) {
+      const times: number[] = [];
+      for (let call = 0; call <= 9; call += 1) {
+        const started = performance.now();
+        await service.api!.call('GET', `/api/v2/node${sort ? `?sort=${sort}` : ''}`);
+        if (call > 0) times.push(performance.now() - started);
+      }
+      const [p50, max] = [r.percentile(times, 50), r.percentile(times, 100)];
+      rows.push([sort ?? '(none: by name as stored)', p50.toFixed(1), max.toFixed(1)]);
+      if (sort) out.checks.push(r.goal(`${c.name}, sort=${sort}`, 'median', p50, 100, 'ms'));
+    }
+    await service.stop();
+    await db?.drop();
+    r.addTable(out, `${c.name}, ${r.whole(nodes)} nodes, 25 a page`, 'sort | median (ms) | max (ms)', rows);
+  }
+  return out;
+}
