@@ -280,6 +280,18 @@ describe('the per-minute snapshot', () => {
         services_unknown: 2,
       },
     ]);
+
+    // The present's step counts the fleet as it is now, with or without a snapshot of its minute yet. (Its
+    // alive count is the fewest of the step: a snapshot taken before these nodes existed may hold it down.)
+    const present = await history({ org_id: north, from: iso(Date.now() - 5 * MINUTE), step: '1m' });
+    expect(present.body.points.at(-1)).toMatchObject({
+      unreachable: 1,
+      new: 1,
+      tunnels_unhealthy: 2,
+      tunnels_unknown: 1,
+      services_unhealthy: 1,
+      services_unknown: 2,
+    });
   });
 
   it('stores a minute once when two snapshots of it race: the second writes nothing', async () => {

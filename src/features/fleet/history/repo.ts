@@ -53,6 +53,28 @@ export async function countFleet(db: Executor): Promise<Map<string, OrgCounts>> 
   return counts;
 }
 
+/** The fleet as it is now, summed over an organization (and those below it): the present's point. */
+export async function countNow(db: Executor, orgId: string, includeChild: boolean): Promise<OrgCounts> {
+  const orgs = includeChild ? (await subtreeIds(db, orgId).execute()).map((row) => row.id) : [orgId];
+  const fleet = await countFleet(db);
+  const sum = zero();
+  for (const counts of orgs.map((org) => fleet.get(org))) {
+    if (counts === undefined) continue;
+    for (const column of Object.keys(sum) as Counted[]) sum[column] += counts[column];
+  }
+  return sum;
+}
+
+/** The worse of two counts, series by series: fewer alive, more of everything else. */
+export function worstOf(a: OrgCounts, b: OrgCounts): OrgCounts {
+  const worst = zero();
+  for (const column of Object.keys(worst) as Counted[]) {
+    worst[column] =
+      column === 'nodes_alive' ? Math.min(a[column], b[column]) : Math.max(a[column], b[column]);
+  }
+  return worst;
+}
+
 /** Away from the good state, on nodes that are not UNREACHABLE. */
 function countUnhealthy(db: Executor, table: ResourceTable) {
   return (

@@ -8,7 +8,9 @@ import { fleetHistory } from './service.js';
 const Count = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
 
 const Point = Type.Object({
-  at: Type.String({ description: 'ISO 8601, UTC: the start of the step.' }),
+  at: Type.String({
+    description: 'ISO 8601, UTC: the start of the step. The step that holds now also counts the fleet now.',
+  }),
   alive: Count('The fewest nodes ALIVE in any minute of the step; null where no snapshot was taken.'),
   unreachable: Count('The most nodes UNREACHABLE in any minute of the step.'),
   new: Count('The most nodes NEW (registered, never reported).'),

@@ -3,7 +3,7 @@ import { notFound } from '../../../http/errors.js';
 import { steppedWindow } from '../../../http/time-window.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { isInSubtree } from '../../orgs/repo.js';
-import { historySteps, type HistoryPoint } from './repo.js';
+import { countNow, historySteps, worstOf, type OrgCounts } from './repo.js';
 
 export interface HistoryQuery {
   org_id?: string;
@@ -23,7 +23,7 @@ const GAP = {
   services_unknown: null,
 };
 
-const present = (point: HistoryPoint) => ({
+const present = (point: OrgCounts) => ({
   alive: point.nodes_alive,
   unreachable: point.nodes_unreachable,
   new: point.nodes_new,
@@ -36,10 +36,12 @@ const present = (point: HistoryPoint) => ({
 /**
  * The fleet's counts over time for an organization (and, by default, those below it): a point per step from
  * `from` rounded down to a step until `to`, each the worst minute of every series within it; null where no
- * snapshot was taken in the step (docs/rules/alerts-and-fleet.md#fleet-history).
+ * snapshot was taken in the step; the step that holds the present counts the fleet now too
+ * (docs/rules/alerts-and-fleet.md#fleet-history).
  */
 export async function fleetHistory(ctx: ServiceContext, query: HistoryQuery) {
-  const window = steppedWindow(query, ctx.clock.now());
+  const now = ctx.clock.now();
+  const window = steppedWindow(query, now);
   const orgId = query.org_id ?? ctx.actor.orgId;
   if (!(await isInSubtree(ctx.db, ctx.actor.orgId, orgId))) throw notFound('Organization');
   const steps = await historySteps(ctx.db, {
@@ -49,7 +51,15 @@ export async function fleetHistory(ctx: ServiceContext, query: HistoryQuery) {
     to: window.to,
     stepMs: window.stepMs,
   });
-  const byStart = new Map(steps.map((point) => [point.at, point]));
+  const byStart = new Map<number, OrgCounts>(steps.map((point) => [point.at, point]));
+  // The step that holds the present also counts the fleet as it is now: the chart's edge is never a
+  // minute behind the counts beside it.
+  const presentStep = window.start + Math.floor((now - window.start) / window.stepMs) * window.stepMs;
+  if (now >= window.start && now <= window.to && presentStep < window.start + window.points * window.stepMs) {
+    const live = await countNow(ctx.db, orgId, query.include_child ?? true);
+    const stored = byStart.get(presentStep);
+    byStart.set(presentStep, stored === undefined ? live : worstOf(stored, live));
+  }
   const points = Array.from({ length: window.points }, (_, i) => {
     const at = window.start + i * window.stepMs;
     const point = byStart.get(at);
