@@ -281,10 +281,11 @@ describe('the per-minute snapshot', () => {
       },
     ]);
 
-    // The present's step counts the fleet as it is now, with or without a snapshot of its minute yet. (Its
-    // alive count is the fewest of the step: a snapshot taken before these nodes existed may hold it down.)
+    // The present minute is the fleet counted now, whether or not its snapshot (taken when the test app
+    // started, before these nodes existed) is stored.
     const present = await history({ org_id: north, from: iso(Date.now() - 5 * MINUTE), step: '1m' });
     expect(present.body.points.at(-1)).toMatchObject({
+      alive: 3,
       unreachable: 1,
       new: 1,
       tunnels_unhealthy: 2,

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../context.js';
 import { notFound } from '../../../http/errors.js';
-import { steppedWindow } from '../../../http/time-window.js';
+import { MINUTE_MS, steppedWindow } from '../../../http/time-window.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { isInSubtree } from '../../orgs/repo.js';
 import { countNow, historySteps, worstOf, type OrgCounts } from './repo.js';
@@ -36,7 +36,7 @@ const present = (point: OrgCounts) => ({
 /**
  * The fleet's counts over time for an organization (and, by default, those below it): a point per step from
  * `from` rounded down to a step until `to`, each the worst minute of every series within it; null where no
- * snapshot was taken in the step; the step that holds the present counts the fleet now too
+ * snapshot was taken in the step; the present minute is the fleet counted now
  * (docs/rules/alerts-and-fleet.md#fleet-history).
  */
 export async function fleetHistory(ctx: ServiceContext, query: HistoryQuery) {
@@ -44,21 +44,25 @@ export async function fleetHistory(ctx: ServiceContext, query: HistoryQuery) {
   const window = steppedWindow(query, now);
   const orgId = query.org_id ?? ctx.actor.orgId;
   if (!(await isInSubtree(ctx.db, ctx.actor.orgId, orgId))) throw notFound('Organization');
+  const includeChild = query.include_child ?? true;
+  // The present minute is counted now rather than read from its snapshot: the chart's edge is never up to
+  // a minute behind the counts beside it, nor held to a snapshot taken before the minute's changes.
+  const thisMinute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+  const presentStep = window.start + Math.floor((now - window.start) / window.stepMs) * window.stepMs;
+  const holdsPresent =
+    now >= window.start && now <= window.to && presentStep < window.start + window.points * window.stepMs;
   const steps = await historySteps(ctx.db, {
     orgId,
-    includeChild: query.include_child ?? true,
+    includeChild,
     start: window.start,
-    to: window.to,
+    to: holdsPresent ? Math.min(window.to, thisMinute) : window.to,
     stepMs: window.stepMs,
   });
   const byStart = new Map<number, OrgCounts>(steps.map((point) => [point.at, point]));
-  // The step that holds the present also counts the fleet as it is now: the chart's edge is never a
-  // minute behind the counts beside it.
-  const presentStep = window.start + Math.floor((now - window.start) / window.stepMs) * window.stepMs;
-  if (now >= window.start && now <= window.to && presentStep < window.start + window.points * window.stepMs) {
-    const live = await countNow(ctx.db, orgId, query.include_child ?? true);
-    const stored = byStart.get(presentStep);
-    byStart.set(presentStep, stored === undefined ? live : worstOf(stored, live));
+  if (holdsPresent) {
+    const live = await countNow(ctx.db, orgId, includeChild);
+    const earlier = byStart.get(presentStep);
+    byStart.set(presentStep, earlier === undefined ? live : worstOf(earlier, live));
   }
   const points = Array.from({ length: window.points }, (_, i) => {
     const at = window.start + i * window.stepMs;
