@@ -86,9 +86,10 @@ describe('the Fleet page’s order', () => {
     await expect
       .poll(async () => (await names(page)).slice(0, 2), { timeout: WAIT_MS })
       .toEqual(['node-10', 'node-2']);
-    for (const column of ['State', 'Name', 'Organization', 'Last seen'])
+    // Every column but the selection's sorts.
+    for (const column of ['State', 'Name', 'Organization', 'Last seen', 'Version', 'Tunnels', 'Services'])
       expect(await header(page, column).getAttribute('aria-sort'), column).toBe('none');
-    expect(await table(page).getByRole('columnheader', { name: 'Version' }).getAttribute('aria-sort')).toBe(
+    expect(await table(page).getByRole('columnheader', { name: 'Select' }).getAttribute('aria-sort')).toBe(
       null,
     );
 
@@ -124,6 +125,10 @@ describe('the Fleet page’s order', () => {
       .toEqual(['node-2', 'node-10']);
     expect(await header(page, 'Last seen').getAttribute('aria-sort')).toBe('ascending');
     expect(await header(page, 'State').getAttribute('aria-sort')).toBe('none');
+    // Tunnels: the fewest down first (none has any here), then by name.
+    await sortBy(page, 'Tunnels', ['node-1', 'node-2', 'node-10', 'node-100']);
+    expect(await header(page, 'Tunnels').getAttribute('aria-sort')).toBe('ascending');
+    expect(page.url()).toContain('sort=tunnels');
     expect(problems).toEqual([]);
   }, 60_000);
 });

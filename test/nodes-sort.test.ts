@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, up } from '../src/db/migrations/0021_node_sort.js';
+import * as resourceCounts from '../src/db/migrations/0024_node_resource_counts.js';
 import { naturalSortKey } from '../src/features/fleet/nodes/name-sort.js';
 import { NODE_SORTS } from '../src/features/fleet/nodes/schemas.js';
 import { expectError } from './support/error-shape.js';
@@ -66,9 +67,16 @@ interface Node {
   node_state: 'NEW' | 'ALIVE' | 'UNREACHABLE';
   last_seen_at: string | null;
   organization: { id: string; name: string };
+  tunnels: Record<string, number>;
+  services: Record<string, number>;
+  status: { node: { info: { version: { software_version: string | null } } } };
 }
 
 const names = (nodes: Node[]) => nodes.map((node) => node.name);
+const versionOf = (node: Node) => node.status.node.info.version.software_version;
+/** How many of the counted states are not `good`. */
+const awayFrom = (counts: Record<string, number>, good: string) =>
+  Object.entries(counts).reduce((sum, [state, n]) => sum + (state === good ? 0 : n), 0);
 
 // The documented orders, written out once more in JavaScript: each ascending, before the final id.
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -83,6 +91,14 @@ const EXPECTED: Record<string, (a: Node, b: Node) => number> = {
     byText(a.organization.id, b.organization.id) ||
     byText(naturalSortKey(a.name), naturalSortKey(b.name)),
   problems: (a, b) => byText(b.node_state, a.node_state) || neverSeenFirst(a, b),
+  version: (a, b) =>
+    byText(versionOf(a) ?? '', versionOf(b) ?? '') || byText(naturalSortKey(a.name), naturalSortKey(b.name)),
+  tunnels: (a, b) =>
+    awayFrom(a.tunnels, 'CONNECTED') - awayFrom(b.tunnels, 'CONNECTED') ||
+    byText(naturalSortKey(a.name), naturalSortKey(b.name)),
+  services: (a, b) =>
+    awayFrom(a.services, 'HEALTHY') - awayFrom(b.services, 'HEALTHY') ||
+    byText(naturalSortKey(a.name), naturalSortKey(b.name)),
 };
 
 function expectedOrder(sort: string, nodes: Node[]): string[] {
@@ -107,6 +123,14 @@ async function register(name: string, orgId?: string): Promise<string> {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
 
+function report(version: string, tunnels: string[], services: string[]) {
+  return {
+    software_version: version,
+    tunnels: tunnels.map((state, i) => ({ key: `t${i}`, name: `T${i}`, state })),
+    services: services.map((status, i) => ({ key: `s${i}`, name: `S${i}`, status })),
+  };
+}
+
 beforeAll(async () => {
   t = await startTestApp({ background: false });
   rootOrg = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
@@ -119,6 +143,12 @@ beforeAll(async () => {
   await tick();
   await silence(t, (await aliveNode(t, 'edge-3')).id);
   // Then ALIVE ones, reporting one after the other, and NEW ones that never reported.
+  // With versions, and tunnels and services some of which are down.
+  const reports: Record<string, unknown> = {
+    'node-100': report('2.0.0', ['CONNECTED', 'TERMINATED'], ['UNHEALTHY']),
+    'node-2': report('1.9.0', ['TERMINATED', 'TERMINATED'], ['HEALTHY']),
+    'node-1': report('2.0.0', ['CONNECTED'], ['UNHEALTHY', 'TERMINATED']),
+  };
   for (const [name, orgId] of [
     ['node-100', orgs.alpha],
     ['node-2', orgs.beta],
@@ -126,7 +156,10 @@ beforeAll(async () => {
     ['node-1', orgs.alpha],
   ] as const) {
     await tick();
-    await aliveNode(t, name, orgId === undefined ? {} : { orgId });
+    await aliveNode(t, name, {
+      ...(orgId === undefined ? {} : { orgId }),
+      ...(reports[name] === undefined ? {} : { report: reports[name] }),
+    });
   }
   await register('gw-20', orgs.beta);
   await register('gw-3');
@@ -268,10 +301,53 @@ describe('GET /api/v2/node?sort=', () => {
   });
 });
 
-describe('migration 0021', () => {
-  it('fills in the key of every node already stored, in batches, and can be taken back', async () => {
+describe('the counts behind the orders by tunnels and services', () => {
+  it('follow the reports, and a tunnel forgotten while a report is applied', async () => {
+    const node = await aliveNode(t, 'zz-counted', {
+      report: report('1.0.0', ['CONNECTED', 'CONNECTED'], ['HEALTHY']),
+    });
+    const send = (body: unknown) =>
+      t.request('POST', '/api/v1/agent/report', { key: null, headers: { 'x-node-token': node.token }, body });
+    const stored = () =>
+      t.ctx.db
+        .selectFrom('nodes')
+        .select(['tunnels_down', 'services_down'])
+        .where('id', '=', node.id)
+        .executeTakeFirstOrThrow();
+    const tunnelsDown = async () =>
+      (
+        await t.ctx.db
+          .selectFrom('tunnels')
+          .select('id')
+          .where('node_id', '=', node.id)
+          .where('state', '<>', 'CONNECTED')
+          .execute()
+      ).length;
+    expect(await stored()).toEqual({ tunnels_down: 0, services_down: 0 });
+    expect((await send(report('1.0.0', ['TERMINATED', 'CONNECTED'], ['UNHEALTHY']))).status).toBe(200);
+    expect(await stored()).toEqual({ tunnels_down: 1, services_down: 1 });
+
+    // The down tunnel forgotten while a report takes the other one down: each locks the node first, so
+    // whichever comes second counts what the first left.
+    const tunnels = (await t.request('GET', `/api/v2/tunnel?node_id=${node.id}`)).body.results as Node[];
+    const downOne = tunnels.find((tunnel) => tunnel.name === 'T0')!;
+    const [forgot, reported] = await Promise.all([
+      t.request('DELETE', `/api/v1/tunnel/${downOne.id}`),
+      send(report('1.0.0', ['TERMINATED', 'TERMINATED'], ['UNHEALTHY'])),
+    ]);
+    expect([forgot.status, reported.status]).toEqual([200, 200]);
+    expect((await stored()).tunnels_down).toBe(await tunnelsDown());
+    expect((await stored()).tunnels_down).toBeGreaterThanOrEqual(1);
+    await t.request('DELETE', `/api/v1/node/${node.id}?force=true`);
+  });
+});
+
+describe('migrations 0021 and 0024', () => {
+  it('fill in the key and the counts of every node already stored, and can be taken back', async () => {
     const db = t.ctx.db as unknown as Kysely<unknown>;
     const before = await t.ctx.db.selectFrom('nodes').select(['id', 'name_sort']).orderBy('id').execute();
+    // The later one first: its indexes hold the key.
+    await resourceCounts.down(db);
     await down(db);
     // More nodes than a batch, as stored before the migration: no key column yet.
     const template = await t.ctx.db
@@ -292,11 +368,15 @@ describe('migration 0021', () => {
         .values(extra.slice(first, first + 200))
         .execute();
     await up(db);
+    await resourceCounts.up(db);
     const after = await t.ctx.db
       .selectFrom('nodes')
-      .select(['id', 'name', 'name_sort'])
+      .select(['id', 'name', 'name_sort', 'tunnels_down', 'services_down'])
       .orderBy('id')
       .execute();
+    const counted = (name: string) => after.find((row) => row.name === name)!;
+    expect(counted('node-2')).toMatchObject({ tunnels_down: 2, services_down: 0 });
+    expect(counted('node-1')).toMatchObject({ tunnels_down: 0, services_down: 2 });
     expect(after).toHaveLength(before.length + extra.length);
     for (const row of after) expect(row.name_sort, row.name).toBe(naturalSortKey(row.name));
     await t.ctx.db.deleteFrom('nodes').where('name', 'like', 'bulk-%').execute();

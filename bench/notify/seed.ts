@@ -101,7 +101,8 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
           sequence: 1,
           created_at: since,
           ...node.fields,
-        });
+          // tunnels_down and services_down keep their default (0): every seeded tunnel and service is up.
+        } as Insertable<NodesTable>);
         for (const kind of ['tunnels', 'services'] as const)
           for (const resource of node[kind] ?? [])
             added[kind].push({ ...resource, id: m.newId(since + i), node_id: id, at: since });

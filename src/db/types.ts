@@ -262,6 +262,9 @@ export interface NodesTable {
   /** JSON array of {type, address}. */
   addresses: string;
   software_version: string | null;
+  /** Its tunnels not CONNECTED and services not HEALTHY, as last reported: the list's orders by them. */
+  tunnels_down: number;
+  services_down: number;
   upgrade_status: string | null;
   cert_not_before: number | null;
   cert_not_after: number | null;

@@ -82,16 +82,23 @@ const columns: Column<FleetNode>[] = [
   { header: 'Last seen', sort: 'last_seen', cell: (node) => <When at={node.last_seen_at} empty="never" /> },
   {
     header: 'Version',
+    sort: 'version',
     cell: (node) => node.status.node.info.version.software_version ?? '—',
     secondary: true,
   },
+  // Its addresses are on the node's page: every column here sorts, and a list of addresses has no order.
   {
-    header: 'Addresses',
-    cell: (node) => node.status.node.addresses.map((address) => address.address).join(', ') || '—',
+    header: 'Tunnels',
+    sort: 'tunnels',
+    cell: (node) => health(node, node.tunnels, 'CONNECTED'),
     secondary: true,
   },
-  { header: 'Tunnels', cell: (node) => health(node, node.tunnels, 'CONNECTED'), secondary: true },
-  { header: 'Services', cell: (node) => health(node, node.services, 'HEALTHY'), secondary: true },
+  {
+    header: 'Services',
+    sort: 'services',
+    cell: (node) => health(node, node.services, 'HEALTHY'),
+    secondary: true,
+  },
 ];
 
 /** Typing settles for this long before the list is asked again. */

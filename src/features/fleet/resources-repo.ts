@@ -112,3 +112,19 @@ const UPDATED_COLUMN = {
   stateSince: 'state_since',
   peerNodeId: 'peer_node_id',
 } as const;
+
+const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
+
+/** Counts again the node's tunnels or services away from their good state, after one was forgotten. */
+export async function recountDown(db: Executor, table: ResourceTable, nodeId: string): Promise<void> {
+  const down = db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('node_id', '=', nodeId)
+    .where(STATE_COLUMN[table], '<>', GOOD_STATE[table]);
+  await db
+    .updateTable('nodes')
+    .set(table === 'tunnels' ? { tunnels_down: down } : { services_down: down })
+    .where('id', '=', nodeId)
+    .execute();
+}

@@ -131,6 +131,12 @@ export const NODE_SORTS = [
   '-last_seen',
   'organization',
   '-organization',
+  'version',
+  '-version',
+  'tunnels',
+  '-tunnels',
+  'services',
+  '-services',
 ] as const;
 export type NodeSort = (typeof NODE_SORTS)[number];
 
@@ -159,7 +165,10 @@ export const NodeListFilters = {
         description:
           'The order; `-` before a name reverses the whole order. name: natural order (node-2 before ' +
           'node-10, any case). state: ALIVE, NEW, UNREACHABLE, then by name. last_seen: the longest silent ' +
-          "first, never seen before any. organization: by the organization's name, then by name. problems: " +
+          "first, never seen before any. organization: by the organization's name, then by name. version: " +
+          'by software version as text, never reported first, then by name. tunnels, services: by how many ' +
+          'are away from CONNECTED or HEALTHY (the last known count while the node is UNREACHABLE), fewest ' +
+          'first, then by name; -tunnels puts the most first. problems: ' +
           'UNREACHABLE, then NEW, then ALIVE, the longest silent first within each (never seen, then the ' +
           "oldest report); the console's default. Every order ends on id. Without sort: by name as stored, " +
           'then id.',

@@ -79,6 +79,8 @@ export async function registerNode(ctx: ServiceContext, input: NewNode) {
     last_seen_at: null,
     addresses: '[]',
     software_version: null,
+    tunnels_down: 0,
+    services_down: 0,
     upgrade_status: null,
     cert_not_before: null,
     cert_not_after: null,

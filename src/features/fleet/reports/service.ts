@@ -45,6 +45,22 @@ export async function receiveReport(
   return { node_state: 'ALIVE', report_interval_s: ctx.config.nodeReportIntervalS };
 }
 
+const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
+const DOWN_COLUMN = { tunnels: 'tunnels_down', services: 'services_down' } as const;
+
+/** How many of the node's tunnels or services are away from `good` once the plan is applied. */
+function downAfter(
+  good: string,
+  stored: readonly resources.StoredWithSequence[],
+  plan: ReturnType<typeof planResources>,
+  added: readonly { id: string; state: string }[],
+): number {
+  const states = new Map<string, string>(stored.map((row) => [row.id, row.state]));
+  for (const { stored: before, reported } of plan.changed) states.set(before.id, reported.state);
+  for (const resource of added) states.set(resource.id, resource.state);
+  return [...states.values()].filter((state) => state !== good).length;
+}
+
 /**
  * Applies an agent's report: the node is ALIVE, and every change to its addresses, upgrade status, tunnels
  * and services is stored as an event in the same transaction as the new state
@@ -171,6 +187,8 @@ export async function applyReport(
           sequence,
         });
       }
+      if (added.length > 0 || plan.changed.length > 0)
+        update[DOWN_COLUMN[table]] = downAfter(GOOD_STATE[table], stored, plan, added);
       for (const { stored: before, reported } of plan.updated) {
         await resources.updateResource(trx, table, before.id, {
           name: reported.name,

@@ -1,5 +1,5 @@
 import { transaction } from '../../../db/transaction.js';
-import { forgetReportedState } from '../nodes/repo.js';
+import { forgetReportedState, lockNode } from '../nodes/repo.js';
 import { releaseScopedAlerts, removalAnswer } from '../../alerts/scoped-removal.js';
 import { sql } from 'kysely';
 import type { ServiceContext } from '../../../context.js';
@@ -9,7 +9,7 @@ import { notFound } from '../../../http/errors.js';
 import type { Page, PageRequest } from '../../../http/lists.js';
 import { isoUtc } from '../../../lib/clock.js';
 import { isInSubtree, subtreeIds } from '../../orgs/repo.js';
-import { STATE_COLUMN, type ResourceTable } from '../resources-repo.js';
+import { recountDown, STATE_COLUMN, type ResourceTable } from '../resources-repo.js';
 
 export interface ResourceListQuery {
   org_id?: string;
@@ -131,8 +131,11 @@ export async function deleteResource(ctx: ServiceContext, table: ResourceTable, 
   const row = await visibleResource(ctx, table, id);
   const target = table === 'tunnels' ? { tunnel: id } : { service: id };
   const removed = await transaction(ctx.db, async (trx) => {
+    // Its node first, as a report does: the two are applied one after the other, and the count is right.
+    await lockNode(trx, row.node_id);
     const alertIds = await releaseScopedAlerts(trx, target, WHAT[table].toLowerCase(), force);
     await trx.deleteFrom(table).where('id', '=', id).execute();
+    await recountDown(trx, table, row.node_id);
     await forgetReportedState(trx, [row.node_id]);
     return alertIds;
   });
