@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   console.log(`\nedgewatch benchmarks on ${machine}`);
   for (const { output } of results) console.log(`${output.join('\n')}\n`);
   console.log(checksList(results.flatMap((result) => result.checks)));
-  for (const warning of results.flatMap((result) => result.warnings)) console.log(warning);
+  for (const warning of results.flatMap((result) => result.warnings)) console.log(`warning: ${warning}`);
 }
 
 try {

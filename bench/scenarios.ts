@@ -72,12 +72,8 @@ async function startTarget(target: Scenario['target'], s: Common, adminKey: stri
   process.stderr.write(`starting ${target}\n`);
   const logFile = path.join(s.workDir, `${target}.log`);
   const database = `sqlite:${path.join(s.workDir, 'edgewatch.db')}`;
-  if (target === 'service')
-    return startService({
-      nodeOptions: s.nodeOptions,
-      logFile,
-      env: { DATABASE_URL: database, BOOTSTRAP_API_KEY: adminKey },
-    });
+  const serviceEnv = { DATABASE_URL: database, BOOTSTRAP_API_KEY: adminKey };
+  if (target === 'service') return startService({ nodeOptions: s.nodeOptions, logFile, env: serviceEnv });
   // The baseline logs with the service's own logger, at the same level, to a file too.
   const baseUrl = `http://127.0.0.1:${await freePort()}`;
   const args = ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/baseline-server.ts')];
@@ -132,10 +128,8 @@ export async function runHttpSection(scenarios: Scenario[], s: Common): Promise<
       const headers: Record<string, string> = scenario.target === 'service' ? { 'x-api-key': adminKey } : {};
       const url = target.baseUrl! + (await scenario.prepare(target.api!));
       const first = await fetch(url, { headers });
-      if (!first.ok)
-        throw new Error(
-          `${scenario.name}: the first request answered ${first.status}: ${await first.text()}`,
-        );
+      const answered = `${scenario.name}: the first request answered ${first.status}`;
+      if (!first.ok) throw new Error(`${answered}: ${await first.text()}`);
       prepared.push({ scenario, pid: target.pid, url, headers });
     }
     // Rounds interleave the scenarios, so a neighbour's burst of work is shared rather than hitting one.
@@ -157,9 +151,7 @@ export async function runHttpSection(scenarios: Scenario[], s: Common): Promise<
       out.checks.push(r.goal(scenario.name, 'req/s ÷ baseline', ratio, minRatio, '×', false));
     if (maxP99Ms !== undefined) out.checks.push(r.goal(scenario.name, 'p99', result.p99Ms, maxP99Ms, 'ms'));
     if (result.spoiled > 0)
-      out.warnings.push(
-        `warning: ${scenario.name}: ${result.spoiled} non-2xx answers or errors of ${result.total}`,
-      );
+      out.warnings.push(`${scenario.name}: ${result.spoiled} non-2xx answers or errors of ${result.total}`);
     const cells = [result.requestsPerSecond, result.p50Ms, result.p99Ms].map(r.whole);
     return [scenario.name, ...cells, r.fixed(ratio, 2), r.whole(result.cpuUs)];
   });

@@ -32,9 +32,8 @@ export async function runNodeListSection(cases: ListCase[], s: Common): Promise<
     const db = c.database === 'postgres' ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
     const url = db?.url ?? `sqlite:${path.join(s.workDir, 'node-list.db')}`;
     r.progress(`${c.name}: seeding ${r.whole(nodes)} nodes`);
-    const { secretKey, adminKey } = await seedDatabase(url, nodes, mixed(Date.now(), nodes));
+    const { env } = await seedDatabase(url, nodes, mixed(Date.now(), nodes));
     if (db) await pg.vacuumAnalyze(db.url);
-    const env = { DATABASE_URL: url, SECRET_KEY: secretKey, BOOTSTRAP_API_KEY: adminKey };
     const logFile = path.join(s.workDir, `node-list-${c.database}.log`);
     const service = await startService({ nodeOptions: s.nodeOptions, logFile, env });
     const rows: string[][] = [];

@@ -35,9 +35,8 @@ export const FLEET_CASES: FleetCase[] = [
 
 const TARGET = { p99Ms: 10, cores: 0.5, achievedRatio: 0.99 };
 /**
- * Every node's first report takes about as long as the default timeout (90 s) on PostgreSQL here, so a node
- * that reported early in that pass could be judged UNREACHABLE before its turn, and its next report would be a
- * change. With every node reporting once a pass, the sweep finds no silent node at either value.
+ * The first pass takes about as long as the default timeout (90 s) on PostgreSQL here, so a node that
+ * reported early in it could be judged UNREACHABLE before its next turn, making that report a change.
  */
 const HEARTBEAT_TIMEOUT_S = '600';
 const PRIME_IN_FLIGHT = 16;
@@ -55,13 +54,7 @@ async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, { b
   const url = db?.url ?? `sqlite:${path.join(s.workDir, 'fleet', file)}`;
   r.progress(`seeding ${r.whole(s.nodes)} nodes into ${db?.name ?? 'SQLite'} (${build.label})`);
   const seeded = await seedDatabase(url, s.nodes, fleet.seed, build);
-  const { secretKey: SECRET_KEY, adminKey: BOOTSTRAP_API_KEY } = seeded;
-  const env = {
-    DATABASE_URL: url,
-    SECRET_KEY,
-    BOOTSTRAP_API_KEY,
-    NODE_HEARTBEAT_TIMEOUT_S: HEARTBEAT_TIMEOUT_S,
-  };
+  const env = { ...seeded.env, NODE_HEARTBEAT_TIMEOUT_S: HEARTBEAT_TIMEOUT_S };
   const services: Service[] = [];
   const roles = c.database === 'sqlite' ? [undefined] : (['worker', 'api', 'api'] as const);
   let sender: ReportSender | undefined;
@@ -124,10 +117,9 @@ async function measure(c: FleetCase, s: FleetSettings, out: r.SectionResult, { b
     const events = (await api.count('/api/v2/event')) - eventsBefore;
     const alive = await api.count('/api/v2/node?node_state=ALIVE');
     if (alive !== fleet.size)
-      out.warnings.push(`warning: ${c.name}: ${alive} of ${fleet.size} nodes ALIVE after the load`);
-    if (events !== changes)
-      out.warnings.push(`warning: ${c.name}: ${events} events stored for ${changes} changes`);
-    if (failed > 0) out.warnings.push(`warning: ${c.name}: ${failed} reports failed: ${sender.firstFailure}`);
+      out.warnings.push(`${c.name}: ${alive} of ${fleet.size} nodes ALIVE after the load`);
+    if (events !== changes) out.warnings.push(`${c.name}: ${events} events stored for ${changes} changes`);
+    if (failed > 0) out.warnings.push(`${c.name}: ${failed} reports failed: ${sender.firstFailure}`);
     const achievedPerSecond = (answered * 1000) / windowMs;
     const achieved = achievedPerSecond / s.ratePerSecond;
     const [p50, p99] = [50, 99].map((p) => r.percentile(latencies, p)) as [number, number];

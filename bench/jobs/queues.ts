@@ -104,10 +104,8 @@ export async function openGraphileWorker(connectionString: string, schema: strin
       await (await workerUtils()).addJob(KIND, { seq });
     },
     async remaining() {
-      const table = `${pg.escapeIdentifier(schema)}._private_jobs`;
-      return Number(
-        (await counter.query<{ n: string }>(`select count(*) as n from ${table}`)).rows[0]?.n ?? 0,
-      );
+      const sql = `select count(*) as n from ${pg.escapeIdentifier(schema)}._private_jobs`;
+      return Number((await counter.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
     },
     async startWorker(concurrency, onRun) {
       runner = await run({

@@ -64,13 +64,7 @@ let files = 0;
 
 /** The case's worker processes, or (worker: false) one process that only enqueues. */
 function spawn(s: JobSettings, c: JobCase, db: WorkerSpec['database'], extra: Partial<WorkerSpec> = {}) {
-  const spec: WorkerSpec = {
-    queue: c.queue,
-    worker: true,
-    concurrency: s.concurrency,
-    database: db,
-    ...extra,
-  };
+  const spec = { queue: c.queue, worker: true, concurrency: s.concurrency, database: db, ...extra };
   const slug = `${String((files += 1)).padStart(3, '0')}-${c.measure}-${c.queue}-${c.database}`;
   const args = [...s.nodeOptions, '--import', 'tsx', path.join(PROJECT_ROOT, 'bench/jobs/worker-process.ts')];
   // NO_LOG_SUCCESS, as graphile-worker's own performance test sets: otherwise it logs a line per job.
@@ -201,8 +195,7 @@ async function latency(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobC
   if (latencies.length === 0) throw new Error(`${c.name}: no job ran`);
   const timed = commits.slice(warmup).filter((at) => at !== null);
   const rate = ((timed.length - 1) * 1000) / (Math.max(...timed) - Math.min(...timed));
-  const ms = [Math.min(...latencies), r.percentile(latencies, 50), r.percentile(latencies, 99)];
-  ms.push(Math.max(...latencies));
+  const ms = [0, 50, 99, 100].map((p) => r.percentile(latencies, p));
   const early = latencies.filter((x) => x < 0).length;
   return [c.name, String(latencies.length), r.whole(rate), String(early), ...ms.map((x) => x.toFixed(2))];
 }
@@ -247,7 +240,7 @@ export async function runJobSection(cases: JobCase[], common: Common): Promise<r
     const label = "jobs/s ÷ graphile-worker's (same run, same concurrency)";
     if (minRatio) out.checks.push(r.goal(c.name, label, ratio ?? NaN, minRatio, '×', false));
     if (t.ranTwice > 0 || t.runs !== s.jobs)
-      out.warnings.push(`warning: ${c.name}: runs ${t.row[6]}, ${t.ranTwice} ran twice`);
+      out.warnings.push(`${c.name}: runs ${t.row[6]}, ${t.ranTwice} ran twice`);
     return [t.row];
   });
   out.output.push(

@@ -3,13 +3,8 @@
 // queue, as in the service); it reports when told to stop, or by itself once its own plan is done.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from '../lib/report.js';
-import {
-  enqueueInBatches,
-  openEdgewatch,
-  openGraphileWorker,
-  wallClockMs,
-  type QueueName,
-} from './queues.js';
+import type { QueueName } from './queues.js';
+import { enqueueInBatches, openEdgewatch, openGraphileWorker, wallClockMs } from './queues.js';
 
 /** Passed as JSON in BENCH_JOB_PROCESS; `worker` false: the process only enqueues. */
 export interface WorkerSpec {
@@ -121,10 +116,8 @@ async function produce(plan: NonNullable<WorkerSpec['produce']>): Promise<void> 
 process.on('message', (message: { type: 'go' | 'stop' }) => {
   const work = message.type === 'stop' ? finish() : spec.produce ? produce(spec.produce) : startWorker();
   work.catch(async (error: unknown) => {
-    await send({
-      type: 'failed',
-      message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-    });
+    const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    await send({ type: 'failed', message: why });
     process.exit(1);
   });
 });

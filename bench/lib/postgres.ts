@@ -18,12 +18,12 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string, val
   }
 }
 
+type PgCase = Case & { database?: string };
+
 /**
  * The cases that can run: all of them when PostgreSQL answers (the section then prints the server's settings
  * and `note`), else those on SQLite, the others each with a SKIP line.
  */
-type PgCase = Case & { database?: string };
-
 export async function runnable<C extends PgCase>(cases: C[], url: string, out: Result, note: string) {
   if (!cases.some((c) => c.database === 'postgres')) return cases;
   try {
@@ -38,12 +38,8 @@ export async function runnable<C extends PgCase>(cases: C[], url: string, out: R
   } catch (error) {
     out.output.push(`PostgreSQL at ${redactUrl(url)} did not answer (${String(error)})`);
     const skipped = cases.filter((c) => c.database === 'postgres');
-    out.checks.push(
-      ...skippedChecks(
-        skipped.filter((c) => !c.anchor).map((c) => c.name),
-        'not measured: PostgreSQL did not answer',
-      ),
-    );
+    const names = skipped.filter((c) => !c.anchor).map((c) => c.name);
+    out.checks.push(...skippedChecks(names, 'not measured: PostgreSQL did not answer'));
     return cases.filter((c) => !skipped.includes(c));
   }
 }

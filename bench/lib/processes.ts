@@ -130,8 +130,8 @@ export function cpuTimeMs(...pids: number[]): number | undefined {
 }
 
 /** Stops (SIGSTOP) or resumes (SIGCONT) processes; one already gone is left to its stop to report. */
-export function setFrozen(pids: number[], frozen: boolean): void {
-  for (const pid of pids) {
+export function setFrozen(processes: { pid: number }[], frozen: boolean): void {
+  for (const { pid } of processes) {
     try {
       process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
     } catch {

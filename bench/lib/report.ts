@@ -14,6 +14,7 @@ export interface Check {
 export interface SectionResult {
   output: string[];
   checks: Check[];
+  /** Printed last, each after `warning: `. */
   warnings: string[];
 }
 
@@ -95,7 +96,7 @@ export const exactly = (subject: string, goal: string, value: number, expected =
 export const skippedChecks = (names: string[], why: string): Check[] =>
   names.map((subject) => ({ subject, goal: '', actual: why, met: false, skipped: true }));
 
-/** Nearest-rank percentile (0 < p ≤ 100); NaN for no values. */
+/** Nearest-rank percentile (0 ≤ p ≤ 100; 0 is the least value); NaN for no values. */
 export function percentile(values: ArrayLike<number>, p: number): number {
   const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(Math.max(1, Math.ceil((p / 100) * sorted.length)), sorted.length) - 1] ?? Number.NaN;
@@ -116,8 +117,7 @@ export class Rounds<T> {
 
 /** Waits until `condition` holds, looking every `everyMs`; throws naming `what` after two minutes. */
 export async function until(condition: () => boolean | Promise<boolean>, what: string, everyMs = 5) {
-  const deadlineMs = 120_000;
-  const deadline = Date.now() + deadlineMs;
+  const deadline = Date.now() + 120_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));

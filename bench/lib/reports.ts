@@ -3,7 +3,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
-type Plan = (k: number) => { node: number; body: string };
+type Report = { node: number; body: string };
+type Plan = (k: number) => Report;
 
 export class ReportSender {
   private readonly pools: Pool[];
@@ -19,7 +20,7 @@ export class ReportSender {
   }
 
   /** Report k goes to API process k mod n; resolves with the status (0: no answer). */
-  async send(k: number, node: number, body: string): Promise<number> {
+  async send(k: number, { node, body }: Report): Promise<number> {
     const headers = { 'content-type': 'application/json', 'x-node-token': this.token(node) };
     const request = { method: 'POST' as const, path: '/api/v1/agent/report', headers, body };
     try {
@@ -45,25 +46,22 @@ export class ReportSender {
 export async function sendBurst(sender: ReportSender, count: number, plan: Plan, inFlight: number) {
   let next = 0;
   const lane = async () => {
-    for (let k = next++; k < count; k = next++) {
-      const { node, body } = plan(k);
-      await sender.send(k, node, body);
-    }
+    for (let k = next++; k < count; k = next++) await sender.send(k, plan(k));
   };
   const startedAt = performance.now();
   await Promise.all(Array.from({ length: Math.min(inFlight, count) }, lane));
   return { startedAt, answeredAt: performance.now() };
 }
 
+type Pacing = { start?: number; maxWaiting?: number; drainMs?: number; hold?: (waiting: number) => boolean };
+
 /**
  * Open loop: report k is sent when it is due (`start` + k / rate) whatever the earlier answers, as independent
  * agents send them, so a service that falls behind shows in the latency instead of slowing the sender down. A
- * report due while `maxWaiting` are unanswered is not sent: the service has fallen too far behind. Returns
- * when each was sent, and when each was answered 2xx (NaN when it was not, or was not sent).
+ * report due while `maxWaiting` are unanswered is not sent: the service has fallen too far behind; while
+ * `hold` says so, the next report waits (and goes late) instead. Returns when each was sent, and when each was
+ * answered 2xx (NaN when it was not, or was not sent).
  */
-/** `hold`: while it says so, the next report waits (and goes late) instead. */
-type Pacing = { start?: number; maxWaiting?: number; drainMs?: number; hold?: (waiting: number) => boolean };
-
 export async function sendPaced(to: ReportSender, count: number, plan: Plan, rate: number, o: Pacing = {}) {
   const { start = performance.now(), maxWaiting = Infinity, drainMs = 30_000 } = o;
   const [sentAt, answeredAt] = [new Float64Array(count).fill(NaN), new Float64Array(count).fill(NaN)];
@@ -74,9 +72,9 @@ export async function sendPaced(to: ReportSender, count: number, plan: Plan, rat
     if (wait > 0) await sleep(wait);
     while (o.hold?.(waiting.size)) await sleep(5);
     if (waiting.size >= maxWaiting) continue;
-    const { node, body } = plan(k);
+    const report = plan(k);
     sentAt[k] = performance.now();
-    const answer = to.send(k, node, body).then((status) => {
+    const answer = to.send(k, report).then((status) => {
       if (status >= 200 && status < 300) answeredAt[k] = performance.now();
       waiting.delete(answer);
     });

@@ -84,12 +84,8 @@ export async function startService(options: {
   const env = childEnv({ ...options.env, PORT: baseUrl.split(':')[2]!, PUBLIC_URL: baseUrl });
   const child = await startChild({ args, env, cwd: root, logFile, ready: { url: `${baseUrl}/readyz` } });
   const key = options.env.BOOTSTRAP_API_KEY;
-  return {
-    pid: child.pid,
-    baseUrl,
-    api: key === undefined ? undefined : adminApi(baseUrl, key),
-    stop: child.stop,
-  };
+  const api = key === undefined ? undefined : adminApi(baseUrl, key);
+  return { pid: child.pid, baseUrl, api, stop: child.stop };
 }
 
 export const stopAll = (services: { stop: () => Promise<unknown> }[]) =>

@@ -25,9 +25,8 @@ interface Anchor {
 
 async function timed(a: Anchor, receiver: Receiver, child: Child, send: Send) {
   progress(`round ${a.round}: ${a.name}`);
-  return timeBurst(a.name, receiver, a.count, [processMeter('Alertmanager', [child.pid])], send).finally(
-    child.stop,
-  );
+  const meters = [processMeter('Alertmanager', [child])];
+  return timeBurst(a.name, receiver, a.count, meters, send).finally(child.stop);
 }
 
 /** `concurrency` in flight over as many kept-alive connections: the service's per-webhook limit. */
@@ -45,19 +44,12 @@ export async function measureFloor(a: Anchor, receiver: Receiver, s: FloorSettin
     'x-service-signature': `v1=${createHmac('sha256', s.secret).update(`${timestamp}.${body}`).digest('hex')}`,
   };
   const { count, round } = a;
-  const spec = {
-    url: receiver.url('/hook'),
-    body,
-    count,
-    concurrency: s.concurrency,
-    prefix: `floor-${round}`,
-    headers,
-  };
+  const spec = { url: receiver.url('/hook'), body, headers, count, round, concurrency: s.concurrency };
   const floor = await startChild({
     args: [...s.nodeOptions, '--import', 'tsx', path.join(PROJECT_ROOT, 'bench/notify/floor-process.ts')],
     // The CA is trusted the way the service trusts it.
     env: childEnv({ NODE_EXTRA_CA_CERTS: a.caFile, BENCH_NOTIFY_FLOOR: JSON.stringify(spec) }),
-    logFile: path.join(a.logDir, `floor-${a.round}.log`),
+    logFile: path.join(a.logDir, `floor-${round}.log`),
     ready: 'message',
   });
   return timed(a, receiver, floor, async () => {

@@ -3,14 +3,14 @@
 // own, as the service is, so the receiver in the runner does not share its event loop with the sender.
 import { Pool } from 'undici';
 
-/** `prefix`: of each request's X-Service-Delivery, so that every round's ids are its own. */
+/** `round`: in each request's X-Service-Delivery, so that every round's ids are its own. */
 const spec = JSON.parse(process.env.BENCH_NOTIFY_FLOOR ?? '') as {
   url: string;
   headers: Record<string, string>;
   body: string;
   count: number;
   concurrency: number;
-  prefix: string;
+  round: number;
 };
 const url = new URL(spec.url);
 const pool = new Pool(url.origin, { connections: spec.concurrency, pipelining: 1 });
@@ -18,7 +18,7 @@ let [next, failed] = [0, 0];
 
 async function post(k: number) {
   try {
-    const headers = { ...spec.headers, 'x-service-delivery': `${spec.prefix}-${k}` };
+    const headers = { ...spec.headers, 'x-service-delivery': `floor-${spec.round}-${k}` };
     const response = await pool.request({ method: 'POST', path: url.pathname, headers, body: spec.body });
     await response.body.dump();
     if (response.statusCode < 200 || response.statusCode > 299) failed += 1;

@@ -14,19 +14,18 @@ export const REPORTS_IN_FLIGHT = 16;
 
 /** Starts reading a sending process's CPU; what it gives back ends the reading with the ms spent. */
 export type Meter = () => Promise<() => Promise<{ label: string; ms: number | undefined }>>;
-export const processMeter = (label: string, pids: number[]): Meter => {
+export const processMeter = (label: string, processes: { pid: number }[]): Meter => {
+  const read = () => cpuTimeMs(...processes.map((p) => p.pid)) ?? NaN;
   return async () => {
-    const before = cpuTimeMs(...pids) ?? NaN;
-    return async () => ({ label, ms: (cpuTimeMs(...pids) ?? NaN) - before });
+    const before = read();
+    return async () => ({ label, ms: read() - before });
   };
 };
 export const postgresMeter = ({ url, name }: { url: string; name: string }): Meter => {
+  const read = () => pg.databaseCpuMs(url, name);
   return async () => {
-    const before = await pg.databaseCpuMs(url, name);
-    return async () => ({
-      label: 'PostgreSQL',
-      ms: pg.cpuBetween(before, await pg.databaseCpuMs(url, name)),
-    });
+    const before = await read();
+    return async () => ({ label: 'PostgreSQL', ms: pg.cpuBetween(before, await read()) });
   };
 };
 
@@ -68,7 +67,7 @@ export function runWarnings(run: ThroughputRun, expected: number): string[] {
     run.badSignatures === 0 ? '' : `${run.badSignatures} requests with a wrong signature`,
     run.failed === 0 ? '' : `${run.failed} requests not answered 2xx`,
   ].filter(Boolean);
-  return problems.length === 0 ? [] : [`warning: ${run.name}: ${problems.join('; ')}`];
+  return problems.length === 0 ? [] : [`${run.name}: ${problems.join('; ')}`];
 }
 
 /** Until the service has recorded every notification's delivery, so the next measurement starts idle. */
@@ -99,15 +98,9 @@ export async function measureLatency(name: string, d: Deployment, receiver: Rece
   });
   if (latencies.length === 0) throw new Error(`${name}: no notification arrived`);
   const missing = nodes.length - warmup - latencies.length;
-  const warning = `warning: ${name}: ${missing} changes without a notification, ${sender.failed} reports failed`;
-  const p = (n: number) => percentile(latencies, n);
-  return {
-    name,
-    latencies,
-    p50: p(50),
-    p99: p(99),
-    warning: missing + sender.failed === 0 ? undefined : warning,
-  };
+  const problems = `${name}: ${missing} changes without a notification, ${sender.failed} reports failed`;
+  const warning = missing + sender.failed === 0 ? undefined : problems;
+  return { name, latencies, p50: percentile(latencies, 50), p99: percentile(latencies, 99), warning };
 }
 
 export type Send = () => Promise<Partial<ThroughputRun>>;
@@ -142,15 +135,11 @@ export async function measureThroughput(name: string, d: Deployment, receiver: R
   const { nodes, round } = burst;
   const body = reportBody(round - 1);
   const sender = new ReportSender([d.api.baseUrl!], nodeToken, REPORTS_IN_FLIGHT);
+  const plan = (k: number) => ({ node: nodes[k]!, body });
   const run = await timeBurst(name, receiver, nodes.length, d.meters, async () => {
-    const burst = await sendBurst(
-      sender,
-      nodes.length,
-      (k) => ({ node: nodes[k]!, body }),
-      REPORTS_IN_FLIGHT,
-    );
+    const { startedAt, answeredAt } = await sendBurst(sender, nodes.length, plan, REPORTS_IN_FLIGHT);
     await sender.close();
-    return { reportsMs: burst.answeredAt - burst.startedAt, failed: sender.failed };
+    return { reportsMs: answeredAt - startedAt, failed: sender.failed };
   });
   await settled(d.api.api!);
   return run;

@@ -17,8 +17,7 @@ import { measureWorkers } from './workers.js';
 
 const LATENCY_WARMUP_SECONDS = 2;
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
-const ratio = (a: number | undefined, b: number | undefined) =>
-  r.fixed(a === undefined || b === undefined ? b : a / b, 2);
+const ratio = (a: number, b?: number) => r.fixed(b === undefined ? undefined : a / b, 2);
 
 export async function runNotifySection(cases: NotifyCase[], common: Common): Promise<r.SectionResult> {
   const settings = notifySettings(common);
@@ -64,21 +63,19 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
           const db = kind === 'postgres' ? await pg.createBenchDatabase(settings.postgresUrl) : undefined;
           databases.push(...(db ? [db] : []));
           const url = db?.url ?? `sqlite:${path.join(logDir, `edgewatch-${n}.db`)}`;
-          const service = await startNotifyService(context, url, path.join(logDir, `${kind}-${n}.log`), {
-            build,
-          });
+          const logFile = path.join(logDir, `${kind}-${n}.log`);
+          const service = await startNotifyService(context, url, logFile, { build });
           services.push(service);
-          const meters = [m.processMeter('service', [service.pid]), ...(db ? [m.postgresMeter(db)] : [])];
+          const meters = [m.processMeter('service', [service]), ...(db ? [m.postgresMeter(db)] : [])];
           deployments.set(`${kind} ${build.label}`, { api: service, meters, postgres: db });
         }
       const deployment = (c: NotifyCase, build: Build) => deployments.get(`${c.database} ${build.label}`)!;
       for (const c of of('latency'))
         for (const build of builds) {
-          r.progress(
-            `${named(c, build)}: ${ratePerSecond}/s, ${LATENCY_WARMUP_SECONDS} s untimed, ${latencySeconds} s`,
-          );
+          const name = named(c, build);
+          r.progress(`${name}: ${ratePerSecond}/s, ${LATENCY_WARMUP_SECONDS} s untimed, ${latencySeconds} s`);
           const plan = { nodes: latencyNodes, warmup: latencyWarmup, ratePerSecond };
-          const measured = await m.measureLatency(named(c, build), deployment(c, build), receiver, plan);
+          const measured = await m.measureLatency(name, deployment(c, build), receiver, plan);
           latencies.set(measured.name, measured);
           out.warnings.push(...(measured.warning ? [measured.warning] : []));
           if (build !== THIS_BUILD) continue;
@@ -118,7 +115,7 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     await receiver.close();
   }
   if (receiver.strays > 0)
-    out.warnings.push(`warning: notify: ${receiver.strays} notifications outside any measurement`);
+    out.warnings.push(`notify: ${receiver.strays} notifications outside any measurement`);
   for (const runs of rounds.all.values())
     for (const run of runs) out.warnings.push(...m.runWarnings(run, changes));
 

@@ -60,13 +60,12 @@ async function buildModules(build: Build): Promise<Modules> {
   return Object.assign({}, ...(await Promise.all(loaded)));
 }
 
-export interface SeededDatabase {
-  secretKey: string;
-  adminKey: string;
-  ms: number;
-}
+export type SeededDatabase = Awaited<ReturnType<typeof seedDatabase>>;
 
-/** Migrates and seeds `nodes` nodes into the database at `url` (a sqlite: path or a fresh PostgreSQL one). */
+/**
+ * Migrates and seeds `nodes` nodes into the database at `url` (a sqlite: path or a fresh PostgreSQL one);
+ * `env` is what a service on it needs: DATABASE_URL, SECRET_KEY, and BOOTSTRAP_API_KEY, the admin's key.
+ */
 export async function seedDatabase(url: string, nodes: number, describe = oneTunnel, build = THIS_BUILD) {
   const started = performance.now();
   const m = await buildModules(build);
@@ -118,5 +117,6 @@ export async function seedDatabase(url: string, nodes: number, describe = oneTun
   } finally {
     await m.closeContext(ctx);
   }
-  return { secretKey, adminKey, ms: performance.now() - started } satisfies SeededDatabase;
+  const env = { DATABASE_URL: url, SECRET_KEY: secretKey, BOOTSTRAP_API_KEY: adminKey };
+  return { secretKey, adminKey, env, ms: performance.now() - started };
 }

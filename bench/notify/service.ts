@@ -19,7 +19,7 @@ export interface NotifyCase extends r.Case {
 }
 
 /** The goals per database; ratios are to Alertmanager's and one worker process's rates, same run. */
-export const TARGETS = {
+const TARGETS = {
   sqlite: { p50Ms: 2.5, p99Ms: 10, perSecond: 2_000, alertmanagerRatio: 0.8, cpuPerNotificationUs: 450 },
   postgres: {
     p50Ms: 4,
@@ -86,9 +86,7 @@ export async function startNotifyService(ctx: NotifyContext, url: string, logFil
   const seeded = await seedDatabase(url, ctx.nodes, undefined, build);
   const { nodeOptions, concurrency, certificates } = ctx.settings;
   const env = {
-    DATABASE_URL: url,
-    SECRET_KEY: seeded.secretKey,
-    BOOTSTRAP_API_KEY: seeded.adminKey,
+    ...seeded.env,
     // Far beyond the section's length: a sweep that found the seeded nodes silent would add events.
     NODE_HEARTBEAT_TIMEOUT_S: '3600',
     DELIVERY_CONCURRENCY_PER_WEBHOOK: String(concurrency),

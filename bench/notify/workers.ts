@@ -13,16 +13,15 @@ import { startNotifyService, WORKERS_RATIO, type NotifyCase, type NotifyContext 
 interface Deployed extends m.Deployment {
   c: NotifyCase;
   db: pg.BenchDatabase;
-  pids: number[];
+  services: Service[];
   runs: m.ThroughputRun[];
 }
 
 async function round(x: Deployed, context: NotifyContext, flip: number, label: string) {
   await pg.vacuumAnalyze(x.db.url);
   r.progress(`${label}: ${x.c.name}`);
-  x.runs.push(
-    await m.measureThroughput(x.c.name, x, context.receiver, { nodes: context.changing, round: flip }),
-  );
+  const burst = { nodes: context.changing, round: flip };
+  x.runs.push(await m.measureThroughput(x.c.name, x, context.receiver, burst));
 }
 
 export async function measureWorkers(cases: NotifyCase[], context: NotifyContext): Promise<r.SectionResult> {
@@ -35,28 +34,23 @@ export async function measureWorkers(cases: NotifyCase[], context: NotifyContext
       teardown.push(db.drop);
       const prefix = path.join(context.logDir, `postgres-workers-${c.workers}`);
       const api = await startNotifyService(context, db.url, `${prefix}-api.log`, { role: 'api' });
-      const workers: Service[] = [];
+      const services: Service[] = [api];
       // Resumed first: a frozen process would not see the signal that stops it.
       teardown.push(() => {
-        setFrozen([api.pid, ...workers.map((w) => w.pid)], false);
-        return stopAll([api, ...workers]);
+        setFrozen(services, false);
+        return stopAll(services);
       });
-      for (let n = 1; n <= c.workers!; n += 1) {
-        const logFile = `${prefix}-worker-${n}.log`;
-        workers.push(
-          await startService({ role: 'worker', nodeOptions: settings.nodeOptions, logFile, env: api.env }),
-        );
-      }
-      const pids = [api.pid, ...workers.map((w) => w.pid)];
-      const label = c.workers === 1 ? 'worker' : 'workers';
+      const worker = { role: 'worker' as const, nodeOptions: settings.nodeOptions, env: api.env };
+      for (let n = 1; n <= c.workers!; n += 1)
+        services.push(await startService({ ...worker, logFile: `${prefix}-worker-${n}.log` }));
       const meters = [
-        m.processMeter('API', [api.pid]),
-        m.processMeter(label, pids.slice(1)),
+        m.processMeter('API', [api]),
+        m.processMeter(c.workers === 1 ? 'worker' : 'workers', services.slice(1)),
         m.postgresMeter(db),
       ];
-      const x: Deployed = { c, db, api, meters, postgres: db, pids, runs: [] };
+      const x: Deployed = { c, db, api, meters, postgres: db, services, runs: [] };
       await round(x, context, 1, 'warm-up round');
-      setFrozen(x.pids, true);
+      setFrozen(x.services, true);
       deployed.push(x);
     }
     // Backends report their statistics up to a second after they go idle.
@@ -68,9 +62,9 @@ export async function measureWorkers(cases: NotifyCase[], context: NotifyContext
     for (let n = 1; n <= settings.rounds; n += 1)
       for (let k = 0; k < deployed.length; k += 1) {
         const x = deployed[(n - 1 + k) % deployed.length]!;
-        setFrozen(x.pids, false);
+        setFrozen(x.services, false);
         await round(x, context, n + 1, `round ${n}/${settings.rounds}`);
-        setFrozen(x.pids, true);
+        setFrozen(x.services, true);
       }
     const after = await commits();
     return summary(deployed, (i) => after[i]! - before[i]!, context);

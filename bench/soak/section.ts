@@ -4,7 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { adminApi } from '../lib/api.js';
 import { num, type Common } from '../lib/options.js';
 import * as pg from '../lib/postgres.js';
 import { startReceiver } from '../lib/receiver.js';
@@ -57,8 +56,7 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
     const all = [w1, w2, w3, w4];
     const kept = [w1, w2, w3];
     r.progress(`soak: seeding ${NODES} nodes into ${db.name}`);
-    const seeded = await seedDatabase(db.url, NODES);
-    const env = { DATABASE_URL: db.url, SECRET_KEY: seeded.secretKey, BOOTSTRAP_API_KEY: seeded.adminKey };
+    const { env } = await seedDatabase(db.url, NODES);
     const limits = { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS), DELIVERY_RETRY_SCHEDULE: SCHEDULE };
     Object.assign(env, limits, { NODE_HEARTBEAT_TIMEOUT_S: '3600', MAX_WEBHOOKS_PER_USER: '4' });
     Object.assign(env, service.localWebhooksEnv(common.certificates));
@@ -69,9 +67,9 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
       stops.unshift(started.stop);
       return started;
     };
-    const baseUrl = (await start(undefined)).baseUrl!;
+    const serve = await start(undefined);
     await Promise.all([start('worker', 1), start('worker', 2)]);
-    const api = adminApi(baseUrl, seeded.adminKey);
+    const [baseUrl, api] = [serve.baseUrl!, serve.api!];
     for (const x of all) {
       x.id = await service.verifiedWebhook(api, x.name, x.url(`/${x.name}`), x.secret);
       x.alert = await service.tunnelAlert(api, `Tunnels to ${x.name}`, x.id);
@@ -88,9 +86,7 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
         // 409: already enabled (verified since its last edit, and not failed ten times since).
         const refused = answer.status !== 409 && (answer.status >= 300 || answer.body?.status === 'FAILED');
         if (refused)
-          out.warnings.push(
-            `warning: soak: ${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`,
-          );
+          out.warnings.push(`soak: ${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
       });
     };
     const edit = (x: Hook) => {
@@ -144,8 +140,7 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
     verify(w3);
     await actions;
     const reportsS = (performance.now() - began) / 1000;
-    if (sender.failed > 0)
-      out.warnings.push(`warning: soak: ${sender.failed} reports failed: ${sender.firstFailure}`);
+    if (sender.failed > 0) out.warnings.push(`soak: ${sender.failed} reports failed: ${sender.firstFailure}`);
 
     const drainS = Math.max(60, seconds);
     const pending = () => Promise.all(kept.map((x) => deliveries(x, 'pending')));
@@ -170,7 +165,7 @@ export async function runSoakSection(cases: typeof SOAK_CASES, common: Common): 
     const w2Settled = ['delivered', 'held', 'expired', 'failed'].reduce((sum, s) => sum + of(w2, s), 0);
     const duplicates = all.flatMap((x) => x.duplicates.map((id) => `${x.name} ${id}`));
     if (duplicates.length > 0)
-      out.warnings.push(`warning: soak: received again after 2xx: ${duplicates.slice(0, 5).join(', ')}`);
+      out.warnings.push(`soak: received again after 2xx: ${duplicates.slice(0, 5).join(', ')}`);
     out.checks.push(
       {
         subject: 'soak: notifications made',
