@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, up } from '../src/db/migrations/0021_node_sort.js';
 import * as resourceCounts from '../src/db/migrations/0024_node_resource_counts.js';
@@ -6,6 +6,7 @@ import { naturalSortKey } from '../src/features/fleet/nodes/name-sort.js';
 import { NODE_SORTS } from '../src/features/fleet/nodes/schemas.js';
 import { expectError } from './support/error-shape.js';
 import { aliveNode, silence } from './support/fleet.js';
+import { dialect } from './support/database.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 const naturally = (names: string[]) =>
@@ -301,6 +302,16 @@ describe('GET /api/v2/node?sort=', () => {
   });
 });
 
+/** On PostgreSQL, until `count` statements wait for a lock; SQLite's one writer cannot be watched. */
+async function waiting(count: number): Promise<void> {
+  if (dialect !== 'postgres') return new Promise((resolve) => setTimeout(resolve, 100));
+  const blocked = sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`;
+  for (let tries = 0; (await blocked.execute(t.ctx.db)).rows[0]!.n < count; tries += 1) {
+    if (tries > 500) throw new Error(`fewer than ${count} statements waited for a lock`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('the counts behind the orders by tunnels and services', () => {
   it('follow the reports, and a tunnel forgotten while a report is applied', async () => {
     const node = await aliveNode(t, 'zz-counted', {
@@ -327,17 +338,33 @@ describe('the counts behind the orders by tunnels and services', () => {
     expect((await send(report('1.0.0', ['TERMINATED', 'CONNECTED'], ['UNHEALTHY']))).status).toBe(200);
     expect(await stored()).toEqual({ tunnels_down: 1, services_down: 1 });
 
-    // The down tunnel forgotten while a report takes the other one down: each locks the node first, so
-    // whichever comes second counts what the first left.
+    // The down tunnel forgotten while a report of the node is applied, forced in between: the report has
+    // read the node's tunnels and waits to write T1's new state (a transaction of the test holds T1's row;
+    // on SQLite, the one writer) when the forget comes. The forget locks the node first, so it waits for
+    // the report, and counts what the report left; else the report would count T0, gone meanwhile.
     const tunnels = (await t.request('GET', `/api/v2/tunnel?node_id=${node.id}`)).body.results as Node[];
-    const downOne = tunnels.find((tunnel) => tunnel.name === 'T0')!;
-    const [forgot, reported] = await Promise.all([
-      t.request('DELETE', `/api/v1/tunnel/${downOne.id}`),
-      send(report('1.0.0', ['TERMINATED', 'TERMINATED'], ['UNHEALTHY'])),
-    ]);
-    expect([forgot.status, reported.status]).toEqual([200, 200]);
+    const [forgotten, changing] = ['T0', 'T1'].map((name) => tunnels.find((tunnel) => tunnel.name === name)!);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let hold!: () => void;
+    const holding = new Promise<void>((resolve) => (hold = resolve));
+    const holder = t.ctx.db.transaction().execute(async (trx) => {
+      const row = trx.selectFrom('tunnels').select('id').where('id', '=', changing!.id);
+      await (dialect === 'postgres' ? row.forUpdate() : row).execute();
+      hold();
+      await released;
+    });
+    await holding;
+    const reported = send(report('1.0.0', ['TERMINATED', 'TERMINATED'], ['UNHEALTHY']));
+    await waiting(1);
+    const forgot = t.request('DELETE', `/api/v1/tunnel/${forgotten!.id}`);
+    await waiting(2);
+    release();
+    await holder;
+    expect([(await forgot).status, (await reported).status]).toEqual([200, 200]);
     expect((await stored()).tunnels_down).toBe(await tunnelsDown());
-    expect((await stored()).tunnels_down).toBeGreaterThanOrEqual(1);
+    // On PostgreSQL the order is forced: the report, then the forget (on SQLite, the first to write).
+    if (dialect === 'postgres') expect(await tunnelsDown()).toBe(1);
     await t.request('DELETE', `/api/v1/node/${node.id}?force=true`);
   });
 });
