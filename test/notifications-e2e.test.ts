@@ -107,7 +107,7 @@ describe('an event becomes notifications', () => {
     expect(mail.subject).toBe('Node edge-east-1 is UNREACHABLE (was ALIVE) (East)');
     expect(mail.text).toContain('Organization: East');
     expect(mail.text).toMatch(/^Node: +edge-east-1$/m);
-    expect(mail.text).toMatch(/Details: http:\/\/edgewatch\.test\/api\/v1\/notification\/\S+/);
+    expect(mail.text).toMatch(/Details: http:\/\/edgewatch\.test\/#\/notifications\/\S+/);
 
     const list = await t.request('GET', `/api/v2/notification?node_id=${node.id}`);
     expect(list.status, list.text).toBe(200);

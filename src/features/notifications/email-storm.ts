@@ -56,7 +56,8 @@ async function lockedDigestOf(ctx: AppContext, trx: Executor, userId: string, wi
 
 async function emailAlone(ctx: AppContext, trx: Executor, notification: Emailed): Promise<void> {
   const owner = await emails.ownerEmail(trx, notification.user_id);
-  const link = `${ctx.config.publicUrl}/api/v1/notification/${notification.id}`;
+  // Its page in the console, which names the node and organization and links to them.
+  const link = `${ctx.config.publicUrl}/#/notifications/${notification.id}`;
   const payload = JSON.parse(notification.payload) as NotificationPayload;
   const emailId = await ctx.mailer.enqueue(trx, notificationEmail(owner, payload, link));
   await emails.setNotificationEmail(trx, notification.id, emailId);
