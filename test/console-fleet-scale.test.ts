@@ -95,7 +95,9 @@ describe('the Fleet page with 100,000 nodes', () => {
     const table = page.getByRole('table', { name: 'Nodes' });
     expect(await table.locator('tbody tr').count()).toBe(25);
     expect(await page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–25 of 100,000');
-    const counts = page.getByRole('list', { name: 'Nodes by state' });
+    const counts = page.getByRole('list', {
+      name: 'Nodes by state, and tunnels and services whose state is unknown',
+    });
     await expect
       .poll(() => counts.textContent(), { timeout: WAIT_MS })
       .toBe('100,000alive0unreachable0new0tunnels unknown0services unknown');
