@@ -3,6 +3,7 @@ import { MAX_BULK_IDS } from '../src/http/bulk.js';
 import { expectError } from './support/error-shape.js';
 import { aliveNode, silence as goSilent } from './support/fleet.js';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { holdRow, lockWaiters } from './support/locks.js';
 
 // Bulk calls: many nodes in one request, one result per id.
 let t: TestApp;
@@ -91,18 +92,19 @@ describe('POST /api/v1/node/delete', () => {
     expect((await t.request('GET', `/api/v1/mysubscriptions/${alert.body.id}`)).status).toBe(404);
   });
 
-  it('removes each node once when two calls race for the same ones', async () => {
-    const ids = await Promise.all(['a', 'b', 'c', 'd'].map((n) => registered(`raced-${n}`, east)));
-    const [first, second] = await Promise.all(
-      [ids, [...ids].reverse()].map((order) =>
-        t.request('POST', '/api/v1/node/delete', { body: { ids: order } }),
-      ),
+  it('removes a node once when two calls race for it: the second finds it gone (404)', async () => {
+    // Both calls are held at the node's row until both wait there; then the first to go removes it.
+    const [id, other] = await Promise.all(['raced-a', 'raced-b'].map((n) => registered(n, east)));
+    const release = await holdRow(t, 'nodes', id!);
+    const calls = [[id!, other!], [id!]].map((ids) =>
+      t.request('POST', '/api/v1/node/delete', { body: { ids } }),
     );
-    for (const id of ids) {
-      const answers = [first, second].map((res) => res!.body.results.find((r: any) => r.id === id).status);
-      expect(answers.sort()).toEqual([200, 404]);
-    }
-    expect(first!.body.succeeded + second!.body.succeeded).toBe(ids.length);
+    await lockWaiters(t, 2);
+    await release();
+    const [first, second] = await Promise.all(calls);
+    const answers = [first!, second!].map((res) => res.body.results.find((r: any) => r.id === id).status);
+    expect(answers.sort()).toEqual([200, 404]);
+    expect((await t.request('GET', `/api/v1/node/${other}`)).status).toBe(404);
   });
 
   it('refuses a malformed call whole, and a key without fleet:write, changing nothing', async () => {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, up } from '../src/db/migrations/0021_node_sort.js';
 import * as resourceCounts from '../src/db/migrations/0024_node_resource_counts.js';
@@ -8,6 +8,7 @@ import { expectError } from './support/error-shape.js';
 import { aliveNode, silence } from './support/fleet.js';
 import { dialect } from './support/database.js';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { holdRow, lockWaiters } from './support/locks.js';
 
 const naturally = (names: string[]) =>
   [...names].sort((a, b) => (naturalSortKey(a) < naturalSortKey(b) ? -1 : 1));
@@ -302,16 +303,6 @@ describe('GET /api/v2/node?sort=', () => {
   });
 });
 
-/** On PostgreSQL, until `count` statements wait for a lock; SQLite's one writer cannot be watched. */
-async function waiting(count: number): Promise<void> {
-  if (dialect !== 'postgres') return new Promise((resolve) => setTimeout(resolve, 100));
-  const blocked = sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`;
-  for (let tries = 0; (await blocked.execute(t.ctx.db)).rows[0]!.n < count; tries += 1) {
-    if (tries > 500) throw new Error(`fewer than ${count} statements waited for a lock`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('the counts behind the orders by tunnels and services', () => {
   it('follow the reports, and a tunnel forgotten while a report is applied', async () => {
     const node = await aliveNode(t, 'zz-counted', {
@@ -344,28 +335,34 @@ describe('the counts behind the orders by tunnels and services', () => {
     // the report, and counts what the report left; else the report would count T0, gone meanwhile.
     const tunnels = (await t.request('GET', `/api/v2/tunnel?node_id=${node.id}`)).body.results as Node[];
     const [forgotten, changing] = ['T0', 'T1'].map((name) => tunnels.find((tunnel) => tunnel.name === name)!);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let hold!: () => void;
-    const holding = new Promise<void>((resolve) => (hold = resolve));
-    const holder = t.ctx.db.transaction().execute(async (trx) => {
-      const row = trx.selectFrom('tunnels').select('id').where('id', '=', changing!.id);
-      await (dialect === 'postgres' ? row.forUpdate() : row).execute();
-      hold();
-      await released;
-    });
-    await holding;
+    const release = await holdRow(t, 'tunnels', changing!.id);
     const reported = send(report('1.0.0', ['TERMINATED', 'TERMINATED'], ['UNHEALTHY']));
-    await waiting(1);
+    await lockWaiters(t, 1);
     const forgot = t.request('DELETE', `/api/v1/tunnel/${forgotten!.id}`);
-    await waiting(2);
-    release();
-    await holder;
+    await lockWaiters(t, 2);
+    await release();
     expect([(await forgot).status, (await reported).status]).toEqual([200, 200]);
     expect((await stored()).tunnels_down).toBe(await tunnelsDown());
     // On PostgreSQL the order is forced: the report, then the forget (on SQLite, the first to write).
     if (dialect === 'postgres') expect(await tunnelsDown()).toBe(1);
     await t.request('DELETE', `/api/v1/node/${node.id}?force=true`);
+  });
+
+  it('forgets a tunnel once when two forgets race: the second finds it gone (404) and counts nothing', async () => {
+    const node = await aliveNode(t, 'zz-forgot', { report: report('1.0.0', ['TERMINATED'], ['HEALTHY']) });
+    const [tunnel] = (await t.request('GET', `/api/v2/tunnel?node_id=${node.id}`)).body.results as Node[];
+    const release = await holdRow(t, 'nodes', node.id);
+    const forgets = [1, 2].map(() => t.request('DELETE', `/api/v1/tunnel/${tunnel!.id}`));
+    await lockWaiters(t, 2);
+    await release();
+    expect((await Promise.all(forgets)).map((res) => res.status).sort()).toEqual([200, 404]);
+    const stored = await t.ctx.db
+      .selectFrom('nodes')
+      .select('tunnels_down')
+      .where('id', '=', node.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.tunnels_down).toBe(0);
+    await t.request('DELETE', `/api/v1/node/${node.id}`);
   });
 });
 

@@ -147,6 +147,8 @@ export async function editNode(ctx: ServiceContext, id: string, edit: NodeEdit) 
 /** Without force a node that alerts are scoped to stays; with force it goes with them, atomically. */
 export async function deleteNode(ctx: ServiceContext, id: string, force: boolean) {
   const removed = await transaction(ctx.db, async (trx) => {
+    // Locked first: of two removals at once, the second waits here and then finds it gone (404).
+    await repo.lockNode(trx, id);
     await visibleNode(ctx, trx, id);
     const alertIds = await releaseScopedAlerts(trx, { node: id }, 'node', force);
     // Their tunnels lose this peer: their next report must be applied, not taken as a repeat.

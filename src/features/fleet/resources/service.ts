@@ -134,7 +134,9 @@ export async function deleteResource(ctx: ServiceContext, table: ResourceTable, 
     // Its node first, as a report does: the two are applied one after the other, and the count is right.
     await lockNode(trx, row.node_id);
     const alertIds = await releaseScopedAlerts(trx, target, WHAT[table].toLowerCase(), force);
-    await trx.deleteFrom(table).where('id', '=', id).execute();
+    // Gone meanwhile (a forget at the same time went first): this one found nothing, and changes nothing.
+    const deleted = await trx.deleteFrom(table).where('id', '=', id).executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) throw notFound(WHAT[table]);
     await recountDown(trx, table, row.node_id);
     await forgetReportedState(trx, [row.node_id]);
     return alertIds;
