@@ -1,25 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
 import { samplePayload } from '../src/features/notifications/payload.js';
 import { newId } from '../src/lib/ids.js';
-import { createLogger } from '../src/observability/logger.js';
-import { closeContext, openContext } from '../src/runtime.js';
-import {
-  assertConsoleBuilt,
-  checkAndPhotograph,
-  launchBrowser,
-  openPage,
-  screenshot,
-  settled,
-  type TestPage,
-} from './support/browser.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { checkAndPhotograph, openPage, screenshot, settled, type TestPage } from './support/browser.js';
 import { webhookNotification } from './support/notifications.js';
-import { serviceDatabaseUrl } from './support/service-env.js';
-import { Server } from './support/service-process.js';
+import { startConsoleService, type ConsoleService } from './support/console-service.js';
+import type { Server } from './support/service-process.js';
 
 // The pictures of the Fleet, node and Notifications pages, drawn from a known past: three nodes of ten
 // unreachable for half an hour, a gap of ten minutes, a node down two hours of the last day, notifications
@@ -28,7 +15,7 @@ import { Server } from './support/service-process.js';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-let database: TestDatabase;
+let service: ConsoleService;
 let server: Server;
 let browser: Browser;
 let ctx: AppContext;
@@ -36,15 +23,7 @@ let adminKey: string;
 let nodeId: string;
 const opened: TestPage[] = [];
 
-async function call(path: string, body?: unknown) {
-  const res = await fetch(server.baseUrl + path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'x-api-key': adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  expect(res.status, path).toBeLessThan(300);
-  return (await res.json()) as Record<string, any>;
-}
+const call = (path: string, body?: unknown) => service.call(path, body);
 
 async function seedHistory(orgId: string, until: number) {
   const last = Math.floor(until / MINUTE) * MINUTE - 2 * MINUTE;
@@ -169,23 +148,12 @@ async function seedNotifications(userId: string, orgId: string, now: number) {
 }
 
 beforeAll(async () => {
-  assertConsoleBuilt();
-  database = await createTestDatabase();
-  adminKey = `ew_charts_${randomBytes(24).toString('base64url')}`;
-  const env = {
-    DATABASE_URL: serviceDatabaseUrl(database),
-    BOOTSTRAP_API_KEY: adminKey,
-    ...(database.schema === undefined ? {} : { SECRET_KEY: randomBytes(32).toString('hex') }),
+  service = await startConsoleService('charts', {
     // The node reported once: it must not fall silent while the pages are looked at.
     NODE_HEARTBEAT_TIMEOUT_S: '3600',
-  };
-  server = new Server(env);
-  await Promise.all([server.started(), launchBrowser().then((launched) => (browser = launched))]);
-  ctx = await openContext(
-    loadConfig({ ...env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' }),
-    createLogger('warn', process.stderr),
-    database.schema === undefined ? {} : { schema: database.schema },
-  );
+  });
+  ({ server, browser, ctx, adminKey } = service);
+
   const now = Date.now();
   const me = await call('/api/v1/user/me');
   await seedHistory(me.org_id as string, now);
@@ -194,10 +162,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (ctx !== undefined) await closeContext(ctx);
-  if (server?.running) expect(await server.stop()).toBe(0);
-  await database?.drop();
+  await service?.close();
 });
 
 afterEach(async () => {

@@ -1,22 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
-import { createLogger } from '../src/observability/logger.js';
-import { closeContext, openContext } from '../src/runtime.js';
 import { SimulatedAgent } from '../src/simulator/agent.js';
-import {
-  assertConsoleBuilt,
-  checkAndPhotograph,
-  launchBrowser,
-  openPage,
-  settled,
-  WAIT_MS,
-} from './support/browser.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { serviceDatabaseUrl } from './support/service-env.js';
-import { bounded, Server, STOP_TIMEOUT_MS } from './support/service-process.js';
+import { checkAndPhotograph, openPage, settled, WAIT_MS } from './support/browser.js';
+import { startConsoleService, type ConsoleService } from './support/console-service.js';
+import { bounded, type Server, STOP_TIMEOUT_MS } from './support/service-process.js';
 
 // An outage as an operator meets it: a simulated fleet of twenty reporting nodes, healthy for the half hour
 // before, of which six (30 %) stop. The Fleet page must put them first, grey what they last said about their
@@ -27,22 +15,13 @@ const NODES = 20;
 const STOPPED = [3, 6, 9, 12, 15, 18];
 const nameOf = (i: number) => `outage-node-${i}`;
 
-let database: TestDatabase;
+let service: ConsoleService;
 let server: Server;
 let browser: Browser;
 let ctx: AppContext;
 let adminKey: string;
 
-async function call(path: string, body?: unknown) {
-  const res = await fetch(server.baseUrl + path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'x-api-key': adminKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(STOP_TIMEOUT_MS),
-  });
-  expect(res.status, path).toBeLessThan(300);
-  return (await res.json()) as Record<string, any>;
-}
+const call = (path: string, body?: unknown) => service.call(path, body);
 
 /** The half hour before the test: twenty nodes, all ALIVE, a snapshot each minute. */
 async function seedHealthyPast(orgId: string, now: number) {
@@ -103,32 +82,17 @@ const countOf = async (state: string) =>
   (await call(`/api/v2/node?node_state=${state}&size=1`)).total_count as number;
 
 beforeAll(async () => {
-  assertConsoleBuilt();
-  database = await createTestDatabase();
-  adminKey = `ew_outage_${randomBytes(24).toString('base64url')}`;
-  const env = {
-    DATABASE_URL: serviceDatabaseUrl(database),
-    BOOTSTRAP_API_KEY: adminKey,
-    ...(database.schema === undefined ? {} : { SECRET_KEY: randomBytes(32).toString('hex') }),
+  service = await startConsoleService('outage', {
     // Short, so that a stopped node is UNREACHABLE within seconds.
     NODE_REPORT_INTERVAL_S: '1',
     NODE_HEARTBEAT_TIMEOUT_S: '3',
     JOB_POLL_INTERVAL_MS: '250',
-  };
-  server = new Server(env);
-  await Promise.all([server.started(), launchBrowser().then((launched) => (browser = launched))]);
-  ctx = await openContext(
-    loadConfig({ ...env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' }),
-    createLogger('warn', process.stderr),
-    database.schema === undefined ? {} : { schema: database.schema },
-  );
+  });
+  ({ server, browser, ctx, adminKey } = service);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (ctx !== undefined) await closeContext(ctx);
-  if (server?.running) expect(await server.stop()).toBe(0);
-  await database?.drop();
+  await service?.close();
 });
 
 describe('an outage of 30 % of the fleet', () => {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Loaded } from '../ui/states';
-import { rangeLabel, RangeChoice, useRangeQuery, type Range } from './range';
+import { rangeLabel, ChartsSection, useRangeQuery, type Range } from './range';
 import './charts.css';
 
 type State = 'NEW' | 'ALIVE' | 'UNREACHABLE';
@@ -69,11 +69,13 @@ export function AvailabilityStrip({ nodeId }: { nodeId: string }) {
   const [range, setRange] = useState<Range>('24h');
   const availability = useRangeQuery<Availability>(`/api/v1/node/${nodeId}/availability`, range, {}, false);
   return (
-    <section className="charts" aria-labelledby="availability-title">
-      <div className="charts-head">
-        <h2 id="availability-title">Availability</h2>
-        <RangeChoice value={range} onChange={setRange} label="Range of the availability" />
-      </div>
+    <ChartsSection
+      id="availability-title"
+      title="Availability"
+      choiceLabel="Range of the availability"
+      range={range}
+      onRange={setRange}
+    >
       <Loaded query={availability} what="the availability">
         {(data) => (
           <figure className="chart" aria-label="Availability">
@@ -128,6 +130,6 @@ export function AvailabilityStrip({ nodeId }: { nodeId: string }) {
           </figure>
         )}
       </Loaded>
-    </section>
+    </ChartsSection>
   );
 }

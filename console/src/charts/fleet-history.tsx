@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Loaded } from '../ui/states';
-import { rangeLabel, RangeChoice, useRangeQuery, type Range } from './range';
+import { rangeLabel, ChartsSection, useRangeQuery, type Range } from './range';
 import { ChartFigure } from './time-series';
 
 interface HistoryPoint {
@@ -28,11 +28,13 @@ export function FleetHistory({ orgId }: { orgId: string }) {
   const history = useRangeQuery<History>('/api/v2/fleet/history', range, { org_id: orgId });
   const caption = `${rangeLabel(range)}; each point the worst minute of its step, gaps where nothing was recorded`;
   return (
-    <section className="charts" aria-labelledby="fleet-history-title">
-      <div className="charts-head">
-        <h2 id="fleet-history-title">History</h2>
-        <RangeChoice value={range} onChange={setRange} label="Range of the fleet's history" />
-      </div>
+    <ChartsSection
+      id="fleet-history-title"
+      title="History"
+      choiceLabel="Range of the fleet's history"
+      range={range}
+      onRange={setRange}
+    >
       <Loaded query={history} what="the fleet's history">
         {({ points }) => {
           const times = points.map((point) => point.at);
@@ -77,6 +79,6 @@ export function FleetHistory({ orgId }: { orgId: string }) {
           );
         }}
       </Loaded>
-    </section>
+    </ChartsSection>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Loaded } from '../ui/states';
-import { rangeLabel, RangeChoice, useRangeQuery, type Range } from './range';
+import { rangeLabel, ChartsSection, useRangeQuery, type Range } from './range';
 import { ChartFigure, type ValueFormat } from './time-series';
 
 interface StatsPoint {
@@ -26,19 +26,23 @@ const PER: Record<Range, string> = { '24h': 'per minute', '7d': 'per 10 minutes'
 const milliseconds: ValueFormat = (ms) =>
   ms < 1_000 ? `${ms} ms` : `${(ms / 1_000).toLocaleString('en')} s`;
 
-/** The Notifications page's pictures: how many by status, and how long deliveries took (p50, p95). */
-/** everyone: the organization's notifications (scope=org), as the list below shows them. */
+/**
+ * The Notifications page's pictures: how many by status, and how long deliveries took (p50, p95); with
+ * `everyone`, of the organization's notifications (scope=org), as the list below shows them.
+ */
 export function NotificationCharts({ everyone = false }: { everyone?: boolean }) {
   const [range, setRange] = useState<Range>('24h');
   const stats = useRangeQuery<Stats>('/api/v2/notification/stats', range, {
     scope: everyone ? 'org' : undefined,
   });
   return (
-    <section className="charts" aria-labelledby="notification-charts-title">
-      <div className="charts-head">
-        <h2 id="notification-charts-title">Over time</h2>
-        <RangeChoice value={range} onChange={setRange} label="Range of the notification charts" />
-      </div>
+    <ChartsSection
+      id="notification-charts-title"
+      title="Over time"
+      choiceLabel="Range of the notification charts"
+      range={range}
+      onRange={setRange}
+    >
       <Loaded query={stats} what="notification statistics">
         {({ points, latency_capped }) => {
           const times = points.map((point) => point.at);
@@ -75,6 +79,6 @@ export function NotificationCharts({ everyone = false }: { everyone?: boolean })
           );
         }}
       </Loaded>
-    </section>
+    </ChartsSection>
   );
 }

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useId } from 'react';
+import { useId, type ReactNode } from 'react';
 import { api, query } from '../api/client';
 
 export type Range = '24h' | '7d';
@@ -68,5 +68,32 @@ export function RangeChoice({
         </label>
       ))}
     </fieldset>
+  );
+}
+
+/** A section of charts: its heading, and the 24 h / 7 d choice its charts share. */
+export function ChartsSection({
+  id,
+  title,
+  choiceLabel,
+  range,
+  onRange,
+  children,
+}: {
+  id: string;
+  title: string;
+  choiceLabel: string;
+  range: Range;
+  onRange: (range: Range) => void;
+  children: ReactNode;
+}) {
+  return (
+    <section className="charts" aria-labelledby={id}>
+      <div className="charts-head">
+        <h2 id={id}>{title}</h2>
+        <RangeChoice value={range} onChange={onRange} label={choiceLabel} />
+      </div>
+      {children}
+    </section>
   );
 }

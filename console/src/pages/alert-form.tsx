@@ -12,7 +12,7 @@ import {
 } from '../api/vocabulary';
 import { Field, FormError, formValues } from '../ui/forms';
 import { OrgOptions } from '../ui/orgs';
-import { Picker } from '../ui/picker';
+import { NODE_PICKER, PickerField } from '../ui/picker';
 import { CHANNEL_LABELS } from './channels';
 
 const FIELDS = [
@@ -141,43 +141,29 @@ export function AlertForm({ alert, onDone }: { alert?: Alert; onDone: () => void
         />
         Include its child organizations
       </label>
-      <Field label="Only this node (optional)" error={save.error} fields={['settings.node_id']}>
-        {(props) => (
-          <Picker
-            id={props.id}
-            describedBy={props['aria-describedby']}
-            invalid={props['aria-invalid']}
-            name="node_id"
-            path="/api/v2/node"
-            searchParam="search"
-            initialId={settings?.node_id}
-            placeholder="Type a name or serial"
-            onPick={(node) => setNodeId(node?.id)}
-          />
-        )}
-      </Field>
+      <PickerField
+        label="Only this node (optional)"
+        error={save.error}
+        fields={['settings.node_id']}
+        name="node_id"
+        {...NODE_PICKER}
+        initialId={settings?.node_id}
+        onPick={(node) => setNodeId(node?.id)}
+      />
       {scope === undefined ? null : (
-        <Field
+        <PickerField
           label={scope === 'tunnel_id' ? 'Only this tunnel (optional)' : 'Only this service (optional)'}
           hint={nodeId === undefined ? 'Choose the node first to list only its own.' : undefined}
           error={save.error}
           fields={[`settings.${scope}`]}
-          key={scope}
-        >
-          {(props) => (
-            <Picker
-              id={props.id}
-              describedBy={props['aria-describedby']}
-              invalid={props['aria-invalid']}
-              name={scope}
-              path={scope === 'tunnel_id' ? '/api/v2/tunnel' : '/api/v2/service'}
-              filters={{ node_id: nodeId }}
-              initialId={settings?.[scope]}
-              placeholder="Type a name"
-              key={nodeId ?? 'any node'}
-            />
-          )}
-        </Field>
+          // A new node: a new list, and nothing chosen from the last one.
+          key={`${scope} ${nodeId ?? 'any node'}`}
+          name={scope}
+          path={scope === 'tunnel_id' ? '/api/v2/tunnel' : '/api/v2/service'}
+          filters={{ node_id: nodeId }}
+          initialId={settings?.[scope]}
+          placeholder="Type a name"
+        />
       )}
       {info.duration ? (
         <Field

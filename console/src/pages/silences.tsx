@@ -11,7 +11,7 @@ import { Field, FormError, formValues } from '../ui/forms';
 import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
-import { Picker } from '../ui/picker';
+import { NODE_PICKER, PickerField } from '../ui/picker';
 import type { Column } from '../ui/table';
 import { At } from '../ui/time';
 
@@ -54,19 +54,13 @@ function CreateSilence({ onDone }: { onDone: () => void }) {
         <input type="checkbox" name="include_child" defaultChecked />
         Include its child organizations
       </label>
-      <Field label="Only this node (optional)" error={create.error} fields={['node_id']}>
-        {(props) => (
-          <Picker
-            id={props.id}
-            describedBy={props['aria-describedby']}
-            invalid={props['aria-invalid']}
-            name="node_id"
-            path="/api/v2/node"
-            searchParam="search"
-            placeholder="Type a name or serial"
-          />
-        )}
-      </Field>
+      <PickerField
+        label="Only this node (optional)"
+        error={create.error}
+        fields={['node_id']}
+        name="node_id"
+        {...NODE_PICKER}
+      />
       <fieldset>
         <legend>Only these types (none ticked: all)</legend>
         <div className="checks">

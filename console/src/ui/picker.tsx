@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useState, type KeyboardEvent } from 'react';
 import { api, query, type Page } from '../api/client';
+import { Field } from './forms';
 
 /** What a picker offers: a record with a name, and where it is. */
 export interface Named {
@@ -30,18 +31,7 @@ const placeOf = (item: Named) => item.node?.name ?? item.organization?.name ?? '
  * A search-as-you-type choice over an API list (a combobox): the API searches, so it is as quick with a
  * hundred thousand nodes as with ten. The chosen id is sent as the form field `name`.
  */
-export function Picker({
-  id,
-  name,
-  path,
-  filters = {},
-  searchParam,
-  initialId,
-  placeholder,
-  describedBy,
-  invalid,
-  onPick,
-}: {
+interface PickerProps {
   id: string;
   name: string;
   /** A `GET /api/v2/...` list whose items are `Named`. */
@@ -54,7 +44,54 @@ export function Picker({
   describedBy?: string | undefined;
   invalid?: boolean | undefined;
   onPick?: (item: Named | undefined) => void;
+}
+
+/** What picks a node: the node list's own search, by name or serial. */
+export const NODE_PICKER = {
+  path: '/api/v2/node',
+  searchParam: 'search',
+  placeholder: 'Type a name or serial',
+} as const;
+
+/** A labelled picker, with its hint and the API's message for the fields it sends (see Field). */
+export function PickerField({
+  label,
+  hint,
+  error,
+  fields,
+  ...picker
+}: Omit<PickerProps, 'id' | 'describedBy' | 'invalid'> & {
+  label: string;
+  hint?: string | undefined;
+  error: unknown;
+  fields: string[];
 }) {
+  return (
+    <Field label={label} error={error} fields={fields} {...(hint === undefined ? {} : { hint })}>
+      {(props) => (
+        <Picker
+          {...picker}
+          id={props.id}
+          describedBy={props['aria-describedby']}
+          invalid={props['aria-invalid']}
+        />
+      )}
+    </Field>
+  );
+}
+
+function Picker({
+  id,
+  name,
+  path,
+  filters = {},
+  searchParam,
+  initialId,
+  placeholder,
+  describedBy,
+  invalid,
+  onPick,
+}: PickerProps) {
   const listId = useId();
   const [chosen, setChosen] = useState<Named | undefined>(
     initialId ? { id: initialId, name: initialId } : undefined,

@@ -6,6 +6,8 @@ export type ResourceTable = 'tunnels' | 'services';
 
 /** The column that holds a resource's state: a tunnel's `state`, a service's `status`. */
 export const STATE_COLUMN = { tunnels: 'state', services: 'status' } as const;
+/** The state a tunnel or service should be in; any other is down. */
+export const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
 
 export interface StoredWithSequence extends StoredResource {
   sequence: number;
@@ -113,7 +115,6 @@ const UPDATED_COLUMN = {
   peerNodeId: 'peer_node_id',
 } as const;
 
-const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
 
 /** Counts again the node's tunnels or services away from their good state, after one was forgotten. */
 export async function recountDown(db: Executor, table: ResourceTable, nodeId: string): Promise<void> {

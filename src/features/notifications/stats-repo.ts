@@ -15,6 +15,13 @@ export interface StatsWindow {
   stepMs: number;
 }
 
+/** The window's notifications: the user's, or those of the organizations (never none: the caller's own). */
+function whoseAre(window: StatsWindow, alias: '' | 'n.') {
+  return 'userId' in window.whose
+    ? sql<boolean>`${sql.ref(`${alias}user_id`)} = ${window.whose.userId}`
+    : sql<boolean>`${sql.ref(`${alias}org_id`)} in (${sql.join(window.whose.orgIds)})`;
+}
+
 /** How many of the notifications were made in each step, by their status now. */
 export async function countsByStep(
   db: Executor,
@@ -25,11 +32,7 @@ export async function countsByStep(
   const rows = await db
     .selectFrom('notifications')
     .select((eb) => [step.as('at'), 'status', eb.fn.countAll<number | string>().as('n')])
-    .where((eb) =>
-      'userId' in window.whose
-        ? eb('user_id', '=', window.whose.userId)
-        : eb('org_id', 'in', window.whose.orgIds),
-    )
+    .where(whoseAre(window, ''))
     .where('created_at', '>=', window.start)
     .where('created_at', '<', window.to)
     .groupBy([step, 'status'])
@@ -55,11 +58,7 @@ export async function deliveryLatencies(
       'n.created_at as created_at',
       sql<number>`min(a.at + a.duration_ms) - n.occurred_at`.as('latency_ms'),
     ])
-    .where((eb) =>
-      'userId' in window.whose
-        ? eb('n.user_id', '=', window.whose.userId)
-        : eb('n.org_id', 'in', window.whose.orgIds),
-    )
+    .where(whoseAre(window, 'n.'))
     .where('n.created_at', '>=', window.start)
     .where('n.created_at', '<', window.to)
     .where('a.status_code', '>=', 200)

@@ -1,14 +1,13 @@
 import { sql } from 'kysely';
 import type { Executor, FleetHistoryTable } from '../../../db/types.js';
 import { subtreeIds } from '../../orgs/repo.js';
-import { STATE_COLUMN, type ResourceTable } from '../resources-repo.js';
+import { GOOD_STATE, STATE_COLUMN, type ResourceTable } from '../resources-repo.js';
 
 /** Every query of the fleet_history tables is here. */
 
 export type OrgCounts = Omit<FleetHistoryTable, 'org_id' | 'minute'>;
 type Counted = keyof OrgCounts;
 
-const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
 const NODE_COLUMN = { ALIVE: 'nodes_alive', UNREACHABLE: 'nodes_unreachable', NEW: 'nodes_new' } as const;
 
 const zero = (): OrgCounts => ({

@@ -45,7 +45,6 @@ export async function receiveReport(
   return { node_state: 'ALIVE', report_interval_s: ctx.config.nodeReportIntervalS };
 }
 
-const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const;
 const DOWN_COLUMN = { tunnels: 'tunnels_down', services: 'services_down' } as const;
 
 /** How many of the node's tunnels or services are away from `good` once the plan is applied. */
@@ -188,7 +187,7 @@ export async function applyReport(
         });
       }
       if (added.length > 0 || plan.changed.length > 0)
-        update[DOWN_COLUMN[table]] = downAfter(GOOD_STATE[table], stored, plan, added);
+        update[DOWN_COLUMN[table]] = downAfter(resources.GOOD_STATE[table], stored, plan, added);
       for (const { stored: before, reported } of plan.updated) {
         await resources.updateResource(trx, table, before.id, {
           name: reported.name,
