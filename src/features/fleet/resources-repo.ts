@@ -115,7 +115,6 @@ const UPDATED_COLUMN = {
   peerNodeId: 'peer_node_id',
 } as const;
 
-
 /** Counts again the node's tunnels or services away from their good state, after one was forgotten. */
 export async function recountDown(db: Executor, table: ResourceTable, nodeId: string): Promise<void> {
   const down = db
