@@ -27,6 +27,7 @@ import { logAnswered } from './observability/request-log.js';
 import { healthRoutes } from './features/health/routes.js';
 import { roleRoutes } from './features/roles/routes.js';
 import { userRoutes } from './features/users/routes.js';
+import { userDirectoryRoutes } from './features/users/directory-routes.js';
 import { authRoutes } from './features/auth/routes.js';
 import { apiKeyRoutes } from './features/apikeys/routes.js';
 import { orgRoutes } from './features/orgs/routes.js';
@@ -39,6 +40,8 @@ import { eventRoutes } from './features/fleet/events/routes.js';
 import { fleetHistoryRoutes } from './features/fleet/history/routes.js';
 import { availabilityRoutes } from './features/fleet/availability/routes.js';
 import { resourceRoutes } from './features/fleet/resources/routes.js';
+import type { Listener } from './db/listener.js';
+import { hearRevocations } from './features/apikeys/revocations.js';
 
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -76,11 +79,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.decorate('ctx', ctx);
   const heartbeats = new HeartbeatBuffer(ctx);
   app.decorate('heartbeats', heartbeats);
-  app.addHook('onReady', (done) => {
+  let revocations: Listener | undefined;
+  app.addHook('onReady', async () => {
     heartbeats.start();
-    done();
+    revocations = await hearRevocations(ctx);
   });
-  app.addHook('onClose', async () => heartbeats.stop());
+  app.addHook('onClose', async () => {
+    await revocations?.close();
+    await heartbeats.stop();
+  });
   app.decorateRequest('actor', undefined);
   const metrics = createHttpMetrics(ctx.metrics);
   const routeTable = new RouteTable();
@@ -183,6 +190,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(healthRoutes);
   await app.register(roleRoutes);
   await app.register(userRoutes);
+  await app.register(userDirectoryRoutes);
   await app.register(authRoutes);
   await app.register(apiKeyRoutes);
   await app.register(orgRoutes);

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Db } from '../src/db/types.js';
 import { PermanentJobFailure } from '../src/jobs/outcomes.js';
 import { inSavepoint, transaction } from '../src/db/transaction.js';
-import { listenForJobs } from '../src/jobs/listener.js';
-import { DEFAULT_MAX_ATTEMPTS, JobQueue } from '../src/jobs/queue.js';
+import { listenOn } from '../src/db/listener.js';
+import { DEFAULT_MAX_ATTEMPTS, JOBS_CHANNEL, JobQueue } from '../src/jobs/queue.js';
 import type { JobHandler, Worker } from '../src/jobs/worker.js';
 import { systemClock } from '../src/lib/clock.js';
 import {
@@ -113,7 +113,9 @@ describe('wakes', () => {
     queue.onWake((kind) => wakes.push(kind));
     const listener =
       dialect === 'postgres'
-        ? await listenForJobs(db, capturingLogger().logger, (message) => queue.heard(message))
+        ? await listenOn(db, JOBS_CHANNEL, capturingLogger().logger, {
+            message: (message) => queue.heard(message),
+          })
         : undefined;
     try {
       await transaction(db, async (trx) => {

@@ -31,10 +31,13 @@ async function countOrgs(): Promise<number> {
 
 const ids = (res: { body: { results: Org[] } }) => res.body.results.map((org) => org.id);
 
+/** An organization as created, without the counts that reading it adds. */
+const bare = ({ node_count: _nodes, user_count: _users, ...org }: Org & Record<string, unknown>) => org;
+
 beforeAll(async () => {
   t = await startTestApp();
   const me = await t.request('GET', '/api/v1/user/me');
-  root = (await t.request('GET', `/api/v1/org/${me.body.org_id}`)).body as Org;
+  root = bare((await t.request('GET', `/api/v1/org/${me.body.org_id}`)).body);
   east = await createOrg({ name: 'East' });
   west = await createOrg({ name: 'West' });
   eastLab = await createOrg({ name: 'East lab', parent_id: east.id });
@@ -51,7 +54,7 @@ describe('POST /api/v1/org', () => {
     expect(res.body).toMatchObject({ name: 'North', parent_id: root.id });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);
     const read = await t.request('GET', `/api/v1/org/${res.body.id}`);
-    expect(read.body).toEqual(res.body);
+    expect(read.body).toEqual({ ...res.body, node_count: 0, user_count: 0 });
   });
 
   it('creates below a given organization of the subtree', () => {
@@ -133,7 +136,7 @@ describe('GET /api/v2/org', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['total_count', 'results']);
     expect(res.body.total_count).toBe(res.body.results.length);
-    expect(res.body.results[0]).toEqual(root);
+    expect(bare(res.body.results[0])).toEqual(root);
     expect(root.parent_id).toBeNull();
     expect(ids(res)).toEqual(expect.arrayContaining([root.id, east.id, west.id, eastLab.id]));
   });
@@ -155,7 +158,44 @@ describe('GET /api/v2/org', () => {
   it('shows a user of a leaf organization only that organization', async () => {
     const reader = await t.userWithRoles(['read_only'], west.id);
     const res = await t.request('GET', '/api/v2/org', { key: reader.key });
-    expect(res.body.results).toEqual([west]);
+    expect(res.body.results.map(bare)).toEqual([west]);
+  });
+});
+
+describe("GET /api/v2/org with the published client's org_id and own", () => {
+  it("counts each organization's own nodes and users, not those below it", async () => {
+    const counted = await t.request('POST', '/api/v1/org', { body: { name: 'Counted' } });
+    const below = await t.request('POST', '/api/v1/org', {
+      body: { name: 'Below', parent_id: counted.body.id },
+    });
+    for (const name of ['gw-1', 'gw-2']) {
+      const node = await t.request('POST', '/api/v1/node', { body: { name, create_under: counted.body.id } });
+      expect(node.status, node.text).toBe(201);
+    }
+    await t.request('POST', '/api/v1/node', { body: { name: 'gw-below', create_under: below.body.id } });
+    await t.userWithRoles(['read_only'], counted.body.id);
+    const res = await t.request('GET', `/api/v2/org?org_id=${counted.body.id}&own=true`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.total_count).toBe(2);
+    expect(res.body.results).toEqual([
+      { ...counted.body, node_count: 2, user_count: 1 },
+      { ...below.body, node_count: 1, user_count: 0 },
+    ]);
+    const one = await t.request('GET', `/api/v1/org/${counted.body.id}`);
+    expect(one.body).toMatchObject({ node_count: 2, user_count: 1 });
+  });
+
+  it('lists from org_id down, and answers 404 for an organization the caller cannot see', async () => {
+    const res = await t.request('GET', `/api/v2/org?org_id=${east.id}&own=false`);
+    expect(ids(res)[0]).toBe(east.id);
+    expect(ids(res)).toContain(eastLab.id);
+    expect(ids(res)).not.toContain(root.id);
+    expect(ids(res)).not.toContain(west.id);
+    const reader = await t.userWithRoles(['read_only'], east.id);
+    for (const hidden of [root.id, west.id, 'no-such-org']) {
+      const refused = await t.request('GET', `/api/v2/org?org_id=${hidden}`, { key: reader.key });
+      expectError(refused, 404, 'NOT_FOUND');
+    }
   });
 });
 
@@ -163,7 +203,7 @@ describe('GET /api/v1/org/{id}', () => {
   it('answers an organization of the subtree', async () => {
     const res = await t.request('GET', `/api/v1/org/${eastLab.id}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(eastLab);
+    expect(bare(res.body)).toEqual(eastLab);
   });
 
   it('answers 404 for a parent, a sibling or an unknown id, as if they did not exist', async () => {

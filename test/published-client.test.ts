@@ -1,68 +1,30 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
+import { PublishedClient } from './support/published-client.js';
 import { receiverAccess, startCorrectReceiver, type ReceiverWithSecret } from './support/webhooks.js';
 
 /**
  * The service driven over real HTTP exactly as the product's published client drives it: its headers on
- * every request, its list reading (refused unless the type is exactly application/json, then paged
- * through total_count with size=100), its alert bodies and its paths.
+ * every request, its list reading (support/published-client.ts), its alert bodies and its paths.
+ * published-client-accounts.test.ts drives its defaults on every list, its user calls, its login and nodes.
  */
 
 let t: TestApp;
 let endpoint: ReceiverWithSecret;
-let baseUrl: string;
+let client: PublishedClient;
 let orgId: string;
 
-interface ClientAnswer {
-  status: number;
-  contentType: string | null;
-  body: any;
-}
-
-/** One request with the client's headers: JSON content type and accept, the key, and its empty token. */
-async function call(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<ClientAnswer> {
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json',
-      'X-API-KEY': key,
-      Authorization: 'X_AUTH_TOKEN ',
-      X_USERNAME: 'admin@edgewatch.local',
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    body: text === '' ? undefined : JSON.parse(text),
-  };
-}
-
-/** The client's list reader: it refuses any other type, then follows total_count through pages of 100. */
-async function readList(path: string): Promise<any[]> {
-  const first = await call('GET', path);
-  if (first.contentType !== 'application/json') throw new Error(`refused content type ${first.contentType}`);
-  expect(first.status).toBe(200);
-  const total: number = first.body.total_count;
-  if (total <= 25) return first.body.results;
-  const all: any[] = [];
-  for (let page = 0; page * 100 < total; page += 1) {
-    const next = await call('GET', `${path}?page=${page}&size=100`);
-    if (next.contentType !== 'application/json') throw new Error(`refused content type ${next.contentType}`);
-    all.push(...next.body.results);
-  }
-  return all;
-}
+const call = (method: string, path: string, body?: unknown) => client.call(method, path, body);
 
 beforeAll(async () => {
   t = await startTestApp(receiverAccess());
   endpoint = await startCorrectReceiver();
   await t.app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  client = new PublishedClient(baseUrl, '', { apikey: ADMIN_KEY });
   orgId = (await call('GET', '/api/v1/user/current')).body.organization.id;
+  client.orgId = orgId;
 });
 afterAll(async () => {
   await t.close();
@@ -109,7 +71,7 @@ describe('the published client', () => {
       expect(res.body.channel_type).toBe('EMAIL');
       created.push(res.body);
     }
-    const listed = await readList('/api/v2/mysubscriptions');
+    const { results: listed } = await client.readList('/api/v2/mysubscriptions');
     expect(listed).toStrictEqual(created);
     // The four types that use a duration keep it; the three others accept it and show none.
     const byType = new Map(listed.map((alert) => [alert.type, alert.settings]));

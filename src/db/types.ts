@@ -272,6 +272,8 @@ export interface NodesTable {
   sequence: number;
   /** JSON object: a digest per section of the reports applied so far; null when nothing may be assumed. */
   report_digest: string | null;
+  /** JSON object: the published client's profile_id and stat_mode, as given; null when it sent neither. */
+  client_settings: string | null;
   created_at: number;
 }
 

@@ -45,7 +45,7 @@ export const badRequest = (message: string, details?: ErrorDetail[]) => new AppE
 export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string) => new AppError(403, message);
 export const notFound = (what: string) => new AppError(404, `${what} was not found.`);
-export const conflict = (message: string) => new AppError(409, message);
+export const conflict = (message: string, details?: ErrorDetail[]) => new AppError(409, message, details);
 export const unprocessable = (message: string) => new AppError(422, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new AppError(429, message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });

@@ -5,7 +5,8 @@ import type { Db } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
-import { listenForJobs, type JobListener } from './listener.js';
+import { listenOn, type Listener } from '../db/listener.js';
+import { JOBS_CHANNEL } from './queue.js';
 import type { JobMetrics } from './metrics.js';
 import { PermanentJobFailure, RetryJobAt } from './outcomes.js';
 import type { JobQueue } from './queue.js';
@@ -147,7 +148,7 @@ export class Worker {
   readonly pollMs: number;
   readonly leaseMs: number;
   private readonly runners = new Map<string, KindRunner>();
-  private listener: JobListener | undefined;
+  private listener: Listener | undefined;
   private stopWake: (() => void) | undefined;
   private finished: string[] = [];
   private flushScheduled = false;
@@ -177,7 +178,10 @@ export class Worker {
     );
     this.stopWake = queue.onWake((kind) => this.runners.get(kind)?.wake());
     if (isPostgres(db)) {
-      this.listener = await listenForJobs(db, this.options.logger, (message) => queue.heard(message));
+      // Until a lost connection is back, the poll finds the jobs.
+      this.listener = await listenOn(db, JOBS_CHANNEL, this.options.logger, {
+        message: (message) => queue.heard(message),
+      });
     }
     for (const runner of this.runners.values()) runner.start();
     this.polling = this.poll();

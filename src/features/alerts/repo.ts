@@ -2,6 +2,7 @@ import type { AlertsTable, Executor } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
 import { newId } from '../../lib/ids.js';
 import { paginate } from '../../db/paginate.js';
+import { subtreeIds } from '../orgs/repo.js';
 
 export type AlertRow = AlertsTable;
 
@@ -28,12 +29,16 @@ function viewQuery(db: Executor, userId: string) {
     .where('alerts.user_id', '=', userId);
 }
 
+/** A page of the user's alerts, or of those whose org_id is `underOrgId` or below it. */
 export async function listOwnAlerts(
   db: Executor,
   userId: string,
   page: PageRequest,
+  underOrgId?: string,
 ): Promise<Page<AlertView>> {
-  return paginate(db, viewQuery(db, userId).orderBy('alerts.created_at').orderBy('alerts.id'), page);
+  let query = viewQuery(db, userId);
+  if (underOrgId !== undefined) query = query.where('alerts.org_id', 'in', subtreeIds(db, underOrgId));
+  return paginate(db, query.orderBy('alerts.created_at').orderBy('alerts.id'), page);
 }
 
 export async function findOwnAlert(db: Executor, id: string, userId: string): Promise<AlertView | undefined> {

@@ -35,11 +35,18 @@ export async function alertRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: "The caller's alerts",
-        ...listSchema({ item: Alert, order: 'oldest first (creation time, then id)' }),
+        ...listSchema({
+          item: Alert,
+          order: "oldest first (creation time, then id). An alert's organization is its settings.org_id",
+          ownership: 'yours',
+        }),
       },
     },
     async (request, reply) =>
-      sendSerializedOnce(reply, await listAlerts(contextOf(request), pageRequest(request.query))),
+      sendSerializedOnce(
+        reply,
+        await listAlerts(contextOf(request), pageRequest(request.query), request.query.org_id),
+      ),
   );
 
   app.get(

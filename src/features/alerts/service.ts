@@ -9,6 +9,7 @@ import { isInSubtree } from '../orgs/repo.js';
 import { findOwnWebhook } from '../webhooks/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
+import { listedOrg } from '../orgs/service.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 
 const DISABLED_CHANNEL_MESSAGE =
@@ -254,12 +255,19 @@ function present(row: repo.AlertView) {
 
 export type AlertResponse = ReturnType<typeof present>;
 
-export async function listAlerts(ctx: ServiceContext, page: PageRequest): Promise<Page<AlertResponse>> {
+/** A page of the caller's alerts; with `orgId`, of those whose org_id is it or one below it. */
+export async function listAlerts(
+  ctx: ServiceContext,
+  page: PageRequest,
+  orgId?: string,
+): Promise<Page<AlertResponse>> {
+  const under = await listedOrg(ctx, orgId);
   return cachedSubscriptionList(
     ctx,
     'alerts',
-    async () => mapPage(await repo.listOwnAlerts(ctx.db, ctx.actor.userId, page), present),
+    async () => mapPage(await repo.listOwnAlerts(ctx.db, ctx.actor.userId, page, under), present),
     page,
+    under,
   );
 }
 

@@ -7,14 +7,16 @@ interface Entry {
 }
 
 /**
- * A small in-process cache of resolved API keys, so an authenticated request costs no query.
- * Revoking a key drops it here at once; other processes (PostgreSQL scale-out) see a revocation
- * within the time-to-live at the latest.
+ * A small in-process cache of resolved API keys, so an authenticated request costs no query
+ * (decision 0002). Every revocation and every change of a user's roles drops its entries here at once, and
+ * on PostgreSQL in every other process too (revocations.ts). While a process cannot hear those (its
+ * listener is down), it caches nothing.
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, Entry>();
   /** Bumped by every invalidation, so a lookup that a revocation overtook is not cached. */
   private generation = 0;
+  private suspended = false;
 
   constructor(
     private readonly ttlMs = 10_000,
@@ -41,12 +43,31 @@ export class ApiKeyCache {
    * may be one that was revoked meanwhile, and caching it would let the revoked key work until expiry.
    */
   set(keyHash: string, actor: Actor, now: number, snapshot: number): void {
-    if (snapshot !== this.generation) return;
+    if (this.suspended || snapshot !== this.generation) return;
     setBounded(this.entries, keyHash, { actor, expiresAt: now + this.ttlMs }, this.maxEntries);
   }
 
   invalidateKey(keyHash: string): void {
     this.generation += 1;
     this.entries.delete(keyHash);
+  }
+
+  /** Every key of the user: removed, or its roles changed. */
+  invalidateUser(userId: string): void {
+    this.generation += 1;
+    for (const [keyHash, entry] of this.entries) {
+      if (entry.actor.userId === userId) this.entries.delete(keyHash);
+    }
+  }
+
+  /** Revocations may go unheard from now on: forget everything and cache nothing until `resume`. */
+  suspend(): void {
+    this.suspended = true;
+    this.generation += 1;
+    this.entries.clear();
+  }
+
+  resume(): void {
+    this.suspended = false;
   }
 }

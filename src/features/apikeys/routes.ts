@@ -52,11 +52,11 @@ export async function apiKeyRoutes(app: App): Promise<void> {
       schema: {
         tags: ['apikeys'],
         summary: "List the caller's active API keys (without the keys themselves)",
-        ...listSchema({ item: ApiKeyInfo, order: 'oldest first' }),
+        ...listSchema({ item: ApiKeyInfo, order: 'oldest first', ownership: 'yours' }),
       },
     },
     async (request) => {
-      const keys = await listOwnApiKeys(contextOf(request), pageRequest(request.query));
+      const keys = await listOwnApiKeys(contextOf(request), pageRequest(request.query), request.query.org_id);
       return mapPage(keys, (key) => ({ ...key, created_at: isoUtc(key.created_at) }));
     },
   );
@@ -69,9 +69,8 @@ export async function apiKeyRoutes(app: App): Promise<void> {
         tags: ['apikeys'],
         summary: "Revoke one of the caller's API keys",
         description:
-          'Takes effect at once in the instance that answers; other instances sharing the database stop ' +
-          "accepting the key within 10 s (they cache resolved keys that long). Another user's key, an unknown " +
-          'one or one already revoked answers 404.',
+          'Takes effect at once, in every instance sharing the database. Another user’s key, an unknown one ' +
+          'or one already revoked answers 404.',
         params: IdParams,
         response: responses({ 200: SuccessMessage }, [401, 403, 404]),
       },

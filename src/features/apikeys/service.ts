@@ -3,10 +3,14 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notFound } from '../../http/errors.js';
 import type { Page, PageRequest } from '../../http/lists.js';
+import { NO_ITEMS } from '../../http/lists.js';
+import { ownItemsListed } from '../orgs/service.js';
 import { permissionsOf } from '../roles/catalog.js';
 import { roleIdsOf } from '../users/repo.js';
 import { fromKey, generateApiKey, hashApiKey } from './key-material.js';
+import { transaction } from '../../db/transaction.js';
 import * as repo from './repo.js';
+import { announceRevocation } from './revocations.js';
 
 export interface IssuedKey {
   id: string;
@@ -57,13 +61,30 @@ export async function createOwnApiKey(ctx: ServiceContext, name: string | undefi
   return issueApiKey(ctx.db, ctx.clock.now(), ctx.actor.userId, name ?? 'API key');
 }
 
-export async function listOwnApiKeys(ctx: ServiceContext, page: PageRequest): Promise<Page<repo.ApiKeyRow>> {
+export async function listOwnApiKeys(
+  ctx: ServiceContext,
+  page: PageRequest,
+  orgId?: string,
+): Promise<Page<repo.ApiKeyRow>> {
+  if (!(await ownItemsListed(ctx, orgId))) return NO_ITEMS;
   return repo.listActiveKeys(ctx.db, ctx.actor.userId, page);
 }
 
 export async function revokeOwnApiKey(ctx: ServiceContext, id: string): Promise<void> {
-  const keyHash = await repo.revokeActiveKeyOfUser(ctx.db, id, ctx.actor.userId, ctx.clock.now());
-  if (keyHash === undefined) throw notFound('API key');
-  // After the revocation is stored: a lookup that read the key before it is then kept out of the cache.
-  ctx.apiKeyCache.invalidateKey(keyHash);
+  if (!(await revokeKey(ctx, id))) throw notFound('API key');
+}
+
+/** Logging out: the key the request came with is revoked, wherever it was issued. */
+export async function revokeCallersKey(ctx: ServiceContext): Promise<void> {
+  // False only when a simultaneous request revoked it first: the caller is logged out either way.
+  await revokeKey(ctx, ctx.actor.apiKeyId);
+}
+
+/** Revokes one of the caller's active keys, everywhere (revocations.ts); false when there was none. */
+async function revokeKey(ctx: ServiceContext, id: string): Promise<boolean> {
+  return transaction(ctx.db, async (trx) => {
+    const keyHash = await repo.revokeActiveKeyOfUser(trx, id, ctx.actor.userId, ctx.clock.now());
+    if (keyHash !== undefined) await announceRevocation(ctx, trx, { keyHash });
+    return keyHash !== undefined;
+  });
 }

@@ -42,10 +42,15 @@ export async function channelRoutes(app: App): Promise<void> {
       schema: {
         tags,
         summary: "The caller's channels",
-        ...listSchema({ item: schemas.Channel, order: 'oldest first (created_at, then id)' }),
+        ...listSchema({
+          item: schemas.Channel,
+          order: 'oldest first (created_at, then id)',
+          ownership: 'yours',
+        }),
       },
     },
-    async (request) => pageOf(await listChannels(contextOf(request)), pageRequest(request.query)),
+    async (request) =>
+      pageOf(await listChannels(contextOf(request), request.query.org_id), pageRequest(request.query)),
   );
 
   app.get(

@@ -4,6 +4,7 @@ import { transaction } from '../../db/transaction.js';
 import { AppError, badRequest, notFound, unprocessable } from '../../http/errors.js';
 import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { ownItemsListed } from '../orgs/service.js';
 import { subscriptionCounts } from '../alerts/repo.js';
 import { releaseHeld } from '../deliveries/release.js';
 import { lockWebhook } from '../deliveries/repo.js';
@@ -130,7 +131,9 @@ export async function updateChannel(
   return present(updated, (await subscriptionCounts(ctx.db, [id])).get(id) ?? 0);
 }
 
-export async function listChannels(ctx: ServiceContext): Promise<ChannelView[]> {
+/** The caller's channels; none when `orgId` names an organization below the caller's. */
+export async function listChannels(ctx: ServiceContext, orgId?: string): Promise<ChannelView[]> {
+  if (!(await ownItemsListed(ctx, orgId))) return [];
   const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId, CHANNELS);
   const counts = await subscriptionCounts(
     ctx.db,

@@ -4,8 +4,13 @@ import { IdParams, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import * as schemas from './schemas.js';
 import { getNotification, listNotifications } from './service.js';
+import { visibleNode } from '../fleet/nodes/service.js';
 
 const tags = ['notifications'];
+
+function withoutKey<T extends object, K extends keyof T>(object: T, key: K): Omit<T, K> {
+  return Object.fromEntries(Object.entries(object).filter(([name]) => name !== key)) as Omit<T, K>;
+}
 
 export async function notificationRoutes(app: App): Promise<void> {
   app.get(
@@ -21,7 +26,7 @@ export async function notificationRoutes(app: App): Promise<void> {
           item: schemas.Notification,
           order: 'newest first (created_at, then id)',
           filters: schemas.notificationFilters,
-          errors: [404],
+          ownership: "anyone's",
         }),
       },
     },
@@ -29,6 +34,32 @@ export async function notificationRoutes(app: App): Promise<void> {
       const { page, size, ...query } = request.query;
       // The payload's type is a union TypeBox infers as never from a mapped list; the schema still checks it.
       return (await listNotifications(contextOf(request), query, pageRequest({ page, size }))) as never;
+    },
+  );
+
+  const nodeFilters = withoutKey(schemas.notificationFilters, 'node_id');
+  app.get(
+    '/api/v2/notification/node/:id/event',
+    {
+      config: { permission: 'alerts:read' },
+      schema: {
+        tags,
+        summary: "A node's notifications: the list above for one node, at the published client's path",
+        params: IdParams,
+        ...listSchema({
+          item: schemas.Notification,
+          order: 'newest first (created_at, then id). A node you cannot see → 404',
+          filters: nodeFilters,
+          ownership: "anyone's",
+        }),
+      },
+    },
+    async (request) => {
+      const { page, size, ...query } = request.query;
+      const ctx = contextOf(request);
+      await visibleNode(ctx, ctx.db, request.params.id);
+      const nodeQuery = { ...query, node_id: request.params.id };
+      return (await listNotifications(ctx, nodeQuery, pageRequest({ page, size }))) as never;
     },
   );
 

@@ -5,6 +5,7 @@ import { instant } from '../../http/instants.js';
 import type { Page, PageRequest } from '../../http/lists.js';
 import { requireGranted } from '../../http/auth.js';
 import { isInSubtree } from '../orgs/repo.js';
+import { listedOrg } from '../orgs/service.js';
 import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import type { NotificationPayload } from './payload.js';
 import { presentAttempt } from '../deliveries/log-service.js';
@@ -13,6 +14,8 @@ import * as repo from './repo.js';
 
 export interface NotificationListQuery {
   scope?: 'mine' | 'org';
+  /** true: only the caller's own, whatever the scope. */
+  own?: boolean;
   type?: string;
   node_id?: string;
   org_id?: string;
@@ -55,18 +58,16 @@ async function presentAll(ctx: ServiceContext, rows: readonly repo.NotificationR
 
 /**
  * Whose notifications a list shows: the caller's own (scope mine), or everyone's in the caller's
- * organization and those below it (scope org, for roles granted org_notifications:read), where an org_id
- * outside that subtree is 404 as in the fleet's lists.
+ * organization and those below it (scope org, for roles granted org_notifications:read, unless own=true
+ * narrows it back to the caller's), where an org_id outside that subtree is 404 as in the fleet's lists.
  */
 export async function whoseNotifications(
   ctx: ServiceContext,
-  query: Pick<NotificationListQuery, 'scope' | 'org_id'>,
+  query: Pick<NotificationListQuery, 'scope' | 'org_id' | 'own'>,
 ) {
-  if (query.scope !== 'org') {
-    return {
-      userId: ctx.actor.userId,
-      ...(query.org_id === undefined ? {} : { orgId: query.org_id }),
-    };
+  if (query.scope !== 'org' || query.own === true) {
+    const orgId = await listedOrg(ctx, query.org_id);
+    return { userId: ctx.actor.userId, ...(orgId === undefined ? {} : { orgId }) };
   }
   requireGranted(ctx.actor, 'org_notifications:read');
   const visible = await repo.organizationsBelow(ctx.db, ctx.actor.orgId);

@@ -21,6 +21,31 @@ export async function countOrgs(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
+export interface MemberCounts {
+  node_count: number;
+  user_count: number;
+}
+
+/** How many nodes and users each organization has of its own (not those of the organizations below it). */
+export async function memberCounts(
+  db: Executor,
+  orgIds: readonly string[],
+): Promise<Map<string, MemberCounts>> {
+  const counts = new Map<string, MemberCounts>(orgIds.map((id) => [id, { node_count: 0, user_count: 0 }]));
+  if (orgIds.length === 0) return counts;
+  const count = (table: 'nodes' | 'users') =>
+    db
+      .selectFrom(table)
+      .select(['org_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('org_id', 'in', orgIds)
+      .groupBy('org_id')
+      .execute();
+  const [nodes, users] = await Promise.all([count('nodes'), count('users')]);
+  for (const row of nodes) counts.get(row.org_id)!.node_count = Number(row.n);
+  for (const row of users) counts.get(row.org_id)!.user_count = Number(row.n);
+  return counts;
+}
+
 /** A page of the organization and every organization below it, by creation (so the root comes first). */
 export async function listSubtree(db: Executor, rootId: string, page: PageRequest): Promise<Page<OrgRow>> {
   const query = db

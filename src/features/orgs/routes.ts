@@ -15,13 +15,19 @@ const Org = Type.Object({
   created_at: Type.String({ description: 'ISO 8601, UTC.' }),
 });
 
+const CountedOrg = Type.Object({
+  ...Org.properties,
+  node_count: Type.Integer({ description: 'Nodes of this organization (not of those below it).' }),
+  user_count: Type.Integer({ description: 'Users of this organization (not of those below it).' }),
+});
+
 const ParentId = Type.String({
   minLength: 1,
   maxLength: 64,
   description: "The caller's organization or one below it; defaults to the caller's.",
 });
 
-const present = (org: OrgRow) => ({ ...org, created_at: isoUtc(org.created_at) });
+const present = <T extends OrgRow>(org: T) => ({ ...org, created_at: isoUtc(org.created_at) });
 
 export async function orgRoutes(app: App): Promise<void> {
   app.post(
@@ -54,12 +60,19 @@ export async function orgRoutes(app: App): Promise<void> {
       config: { permission: 'orgs:read' },
       schema: {
         tags: ['organizations'],
-        summary: "The caller's organization and every organization below it",
-        ...listSchema({ item: Org, order: "by creation time, so the caller's own organization comes first" }),
+        summary: "The caller's organization (or org_id's) and every organization below it",
+        ...listSchema({
+          item: CountedOrg,
+          order: "by creation time, so the caller's own organization (or org_id's) comes first",
+          ownership: 'unowned',
+        }),
       },
     },
     async (request) =>
-      mapPage(await listVisibleOrgs(contextOf(request), pageRequest(request.query)), present),
+      mapPage(
+        await listVisibleOrgs(contextOf(request), pageRequest(request.query), request.query.org_id),
+        present,
+      ),
   );
 
   app.get(
@@ -70,7 +83,7 @@ export async function orgRoutes(app: App): Promise<void> {
         tags: ['organizations'],
         summary: "One organization in the caller's subtree",
         params: IdParams,
-        response: responses({ 200: Org }, [401, 403, 404]),
+        response: responses({ 200: CountedOrg }, [401, 403, 404]),
       },
     },
     async (request) => present(await getVisibleOrg(contextOf(request), request.params.id)),

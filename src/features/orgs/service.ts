@@ -13,13 +13,51 @@ export async function createOrg(ctx: ServiceContext, input: { name: string; pare
   return org;
 }
 
-export async function listVisibleOrgs(ctx: ServiceContext, page: PageRequest): Promise<Page<repo.OrgRow>> {
-  return repo.listSubtree(ctx.db, ctx.actor.orgId, page);
+export type CountedOrg = repo.OrgRow & repo.MemberCounts;
+
+/** The caller's organization, or the one `org_id` names, and every organization below it. */
+export async function listVisibleOrgs(
+  ctx: ServiceContext,
+  page: PageRequest,
+  orgId?: string,
+): Promise<Page<CountedOrg>> {
+  const root = (await listedOrg(ctx, orgId)) ?? ctx.actor.orgId;
+  const found = await repo.listSubtree(ctx.db, root, page);
+  return { total_count: found.total_count, results: await withCounts(ctx, found.results) };
 }
 
-export async function getVisibleOrg(ctx: ServiceContext, id: string): Promise<repo.OrgRow> {
+export async function getVisibleOrg(ctx: ServiceContext, id: string): Promise<CountedOrg> {
   const org = await repo.findOrg(ctx.db, id);
   if (org === undefined || !(await repo.isInSubtree(ctx.db, ctx.actor.orgId, id)))
     throw notFound('Organization');
-  return org;
+  const [counted] = await withCounts(ctx, [org]);
+  return counted!;
+}
+
+async function withCounts(ctx: ServiceContext, orgs: readonly repo.OrgRow[]): Promise<CountedOrg[]> {
+  const counts = await repo.memberCounts(
+    ctx.db,
+    orgs.map((org) => org.id),
+  );
+  return orgs.map((org) => ({ ...org, ...(counts.get(org.id) ?? { node_count: 0, user_count: 0 }) }));
+}
+
+/**
+ * The organization a list's `org_id` names, once it is known to be the caller's or one below it (else
+ * 404); undefined when the list was not narrowed (docs/rules/api.md#list-scope).
+ */
+export async function listedOrg(ctx: ServiceContext, orgId: string | undefined): Promise<string | undefined> {
+  if (orgId === undefined) return undefined;
+  if (!(await repo.isInSubtree(ctx.db, ctx.actor.orgId, orgId))) throw notFound('Organization');
+  return orgId;
+}
+
+/**
+ * Whether the caller's own items (keys, webhooks, channels: they belong to the owner's organization) are in
+ * a list narrowed to `org_id`: they are when it names the caller's organization, not when it names one
+ * below it.
+ */
+export async function ownItemsListed(ctx: ServiceContext, orgId: string | undefined): Promise<boolean> {
+  const listed = await listedOrg(ctx, orgId);
+  return listed === undefined || listed === ctx.actor.orgId;
 }

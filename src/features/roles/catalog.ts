@@ -5,6 +5,8 @@
 export const PERMISSIONS = [
   'roles:read',
   'users:create',
+  // Seeing, editing and removing the users of the caller's organization and those below it.
+  'users:manage',
   'orgs:read',
   'orgs:create',
   'apikeys:own',

@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
+import { contextOf } from '../../http/auth.js';
 import type { App } from '../../http/types.js';
+import { listedOrg } from '../orgs/service.js';
 import { listSchema, pageOf, pageRequest } from '../../http/lists.js';
 import { ROLES } from './catalog.js';
 
@@ -18,9 +20,18 @@ export async function roleRoutes(app: App): Promise<void> {
       schema: {
         tags: ['roles'],
         summary: 'List the built-in roles',
-        ...listSchema({ item: Role, order: 'Admin, Operator, Read Only (from most to least allowed)' }),
+        ...listSchema({
+          item: Role,
+          order:
+            'Admin, Operator, Read Only (from most to least allowed). The roles are the same in every ' +
+            'organization: org_id only has to be one you can see',
+          ownership: 'unowned',
+        }),
       },
     },
-    (request) => pageOf(roles, pageRequest(request.query)),
+    async (request) => {
+      await listedOrg(contextOf(request), request.query.org_id);
+      return pageOf(roles, pageRequest(request.query));
+    },
   );
 }

@@ -50,6 +50,7 @@ export async function silenceRoutes(app: App): Promise<void> {
           item: schemas.Silence,
           order: `latest start first (starts_at, then id). ${SCOPE}`,
           filters: schemas.silenceFilters,
+          ownership: 'unowned',
         }),
       },
     },

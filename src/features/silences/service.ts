@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../../context.js';
 import { transaction } from '../../db/transaction.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { listedOrg } from '../orgs/service.js';
 import { forEachId } from '../../http/bulk.js';
 import { instant } from '../../http/instants.js';
 import { mapPage, type PageRequest } from '../../http/lists.js';
@@ -148,13 +149,14 @@ export async function getSilence(ctx: ServiceContext, id: string) {
 
 export async function listSilences(
   ctx: ServiceContext,
-  query: { state?: repo.SilenceState },
+  query: { state?: repo.SilenceState; org_id?: string },
   page: PageRequest,
 ) {
   const now = ctx.clock.now();
+  const rootOrgId = (await listedOrg(ctx, query.org_id)) ?? ctx.actor.orgId;
   const found = await repo.listSilences(
     ctx.db,
-    { rootOrgId: ctx.actor.orgId, now, ...(query.state === undefined ? {} : { state: query.state }) },
+    { rootOrgId, now, ...(query.state === undefined ? {} : { state: query.state }) },
     page,
   );
   return mapPage(found, (row) => present(row, now));

@@ -3,9 +3,8 @@ import { contextOf } from '../../http/auth.js';
 import type { App } from '../../http/types.js';
 import { responses } from '../../http/schemas.js';
 import { aliasDescription, foldAlias } from '../../http/aliases.js';
+import { identityFields, OrgRef, RoleRef } from './schemas.js';
 import { createUser, describeMe, verifyEmail } from './service.js';
-
-const RoleRef = Type.Object({ id: Type.String(), name: Type.String() });
 
 const OrgId = Type.String({
   minLength: 1,
@@ -35,17 +34,10 @@ const NewUserBody = Type.Object(
 
 const CreatedUser = Type.Object({ id: Type.String(), name: Type.String(), roles: Type.Array(RoleRef) });
 
-const OrgRef = Type.Object({ id: Type.String(), name: Type.String() });
-
 const Me = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  email: Type.String(),
-  username: Type.String({ description: 'The e-mail address: the name the user logs in with.' }),
-  org_id: Type.String(),
+  ...identityFields,
   org: OrgRef,
   organization: { ...OrgRef, description: 'The same as org, under the name the published client reads.' },
-  roles: Type.Array(RoleRef),
 });
 
 export async function userRoutes(app: App): Promise<void> {

@@ -3,7 +3,8 @@ import type { PageRequest } from '../../http/lists.js';
 import { subscriptionsVersion } from './repo.js';
 
 /**
- * A user's webhook list or a page of their alerts, loaded once per change: the version read first is bumped in the
+ * A user's webhook list or a page of their alerts (perhaps narrowed to an organization, which no change of
+ * theirs can move in or out of), loaded once per change: the version read first is bumped in the
  * same transaction as every change to those lists, so the cached copy is never older than the last
  * committed change, in this process or another. Read before loading, a concurrent change can only
  * make the cached copy newer than its version, never older.
@@ -13,9 +14,11 @@ export async function cachedSubscriptionList<T>(
   kind: 'webhooks' | 'alerts',
   load: () => Promise<T>,
   page?: PageRequest,
+  orgId?: string,
 ): Promise<T> {
   const version = await subscriptionsVersion(ctx.db, ctx.actor.userId);
-  const key = `${kind}:${ctx.actor.userId}${page === undefined ? '' : `:${page.page}:${page.size}`}`;
+  const paging = page === undefined ? '' : `:${page.page}:${page.size}`;
+  const key = `${kind}:${ctx.actor.userId}${paging}${orgId === undefined ? '' : `:${orgId}`}`;
   const cached = ctx.listCache.get<T>(key, version);
   if (cached !== undefined) return cached;
   const value = await load();

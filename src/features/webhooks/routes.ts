@@ -80,10 +80,13 @@ export async function webhookRoutes(app: App): Promise<void> {
           description: alias
             ? 'The same list as GET /api/v2/webhook, at the path the published client uses.'
             : 'A bare JSON array, as the reference has it (not paged: a user has at most MAX_WEBHOOKS_PER_USER).',
-          response: responses({ 200: Type.Array(schemas.Webhook) }, [401, 403]),
+          // The client's own path stays as lenient as it always was: parameters it does not know are ignored.
+          querystring: Type.Object(schemas.webhookListScope, { additionalProperties: alias }),
+          response: responses({ 200: Type.Array(schemas.Webhook) }, [400, 401, 403, 404]),
         },
       },
-      async (request, reply) => sendSerializedOnce(reply, await listWebhooks(contextOf(request))),
+      async (request, reply) =>
+        sendSerializedOnce(reply, await listWebhooks(contextOf(request), request.query.org_id)),
     );
   }
 

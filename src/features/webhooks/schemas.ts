@@ -130,3 +130,18 @@ export const TestAnswer = Type.Object({
 export const DeleteQuery = forceQuery(
   'true removes the alerts that use the webhook too, in one transaction.',
 );
+
+/** The published client's org_id and own on the webhook list (docs/rules/api.md#list-scope). */
+export const webhookListScope = {
+  org_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'Your organization (all your webhooks) or one below it (none: a webhook belongs to its owner’s); another → 404.',
+    }),
+  ),
+  own: Type.Optional(
+    Type.Boolean({ description: 'Accepted for the published client: these webhooks are always your own.' }),
+  ),
+};

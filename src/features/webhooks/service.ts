@@ -10,6 +10,7 @@ import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alert
 import { holdPending, lockWebhook } from '../deliveries/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
+import { ownItemsListed } from '../orgs/service.js';
 import * as repo from './repo.js';
 import { checkWebhookUrl, headerProblems } from './rules.js';
 
@@ -147,7 +148,9 @@ function present(row: repo.WebhookListRow, subscriptionCount: number) {
 
 export type WebhookView = ReturnType<typeof present>;
 
-export async function listWebhooks(ctx: ServiceContext): Promise<WebhookView[]> {
+/** The caller's webhooks; none when `orgId` names an organization below the caller's. */
+export async function listWebhooks(ctx: ServiceContext, orgId?: string): Promise<WebhookView[]> {
+  if (!(await ownItemsListed(ctx, orgId))) return [];
   return cachedSubscriptionList(ctx, 'webhooks', async () => {
     const rows = await repo.listOwnWebhooks(ctx.db, ctx.actor.userId);
     const counts = await subscriptionCounts(

@@ -53,7 +53,12 @@ export async function eventRoutes(app: App): Promise<void> {
       schema: {
         tags: ['fleet'],
         summary: "The fleet's events (every change of a node, tunnel or service)",
-        ...listSchema({ item: Event, order: 'newest first (occurred_at, then id)', filters, errors: [404] }),
+        ...listSchema({
+          item: Event,
+          order: 'newest first (occurred_at, then id)',
+          filters,
+          ownership: 'unowned',
+        }),
       },
     },
     async (request) => {

@@ -7,6 +7,7 @@ import type { Page, PageRequest } from '../../../http/lists.js';
 import { ordered } from './list-order.js';
 import type { NodeSort } from './schemas.js';
 import { subtreeIds } from '../../orgs/repo.js';
+import { likePattern } from '../../../db/like.js';
 
 export type NodeRow = NodesTable;
 
@@ -120,11 +121,6 @@ export async function findNode(db: Executor, id: string): Promise<NodeView | und
   return viewQuery(db).where('nodes.id', '=', id).executeTakeFirst();
 }
 
-/** `%` and `_` match themselves in a search, not any text. */
-function likePattern(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** A page of the nodes that match, in the order asked for (by name then id by default). */
 export async function listNodes(
   db: Executor,
@@ -145,8 +141,8 @@ export async function listNodes(
     const pattern = likePattern(filters.search);
     query = query.where((eb) =>
       eb.or([
-        eb(sql`lower(nodes.name)`, 'like', sql`${pattern} escape '\\'`),
-        eb(sql`lower(nodes.hardware_serial_number)`, 'like', sql`${pattern} escape '\\'`),
+        eb(sql`lower(nodes.name)`, 'like', pattern),
+        eb(sql`lower(nodes.hardware_serial_number)`, 'like', pattern),
       ]),
     );
   }

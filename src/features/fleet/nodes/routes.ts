@@ -45,7 +45,7 @@ export async function nodeRoutes(app: App): Promise<void> {
           item: schemas.Node,
           order: 'by name, then id; or as sort says',
           filters: schemas.NodeListFilters,
-          errors: [404],
+          ownership: 'unowned',
         }),
       },
     },

@@ -38,6 +38,20 @@ export const CreateNodeBody = Type.Object(
     create_under: Type.Optional(OrgId),
     max_headless_time: Type.Optional(fields.max_headless_time),
     metadata: Type.Optional(fields.metadata),
+    profile_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'Sent by the published client; edgewatch models no profiles: kept as given and answered in metadata ("" is none).',
+      }),
+    ),
+    stat_mode: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description:
+          'Sent by the published client (FAST by default); kept as given and answered in metadata ("" is none).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -73,7 +87,15 @@ export const Node = Type.Object({
     description: 'The last report; null before the first.',
   }),
   organization: OrgRef,
-  metadata: Type.Object({ labels: Type.Record(Type.String(), Type.String()) }),
+  metadata: Type.Object({
+    labels: Type.Record(Type.String(), Type.String()),
+    profile_id: Type.Optional(
+      Type.String({ description: 'As the published client gave it at registration.' }),
+    ),
+    stat_mode: Type.Optional(
+      Type.String({ description: 'As the published client gave it at registration.' }),
+    ),
+  }),
   max_headless_time: Type.Integer({ description: 'Minutes.' }),
   headless_expires_at: Type.Union([Type.String(), Type.Null()], {
     description: 'While the node is UNREACHABLE: when its headless time runs out; null otherwise.',

@@ -23,6 +23,8 @@ export interface NewNode {
   create_under?: string;
   max_headless_time?: number;
   metadata?: { labels?: Record<string, string> };
+  profile_id?: string;
+  stat_mode?: string;
 }
 
 export interface NodeEdit {
@@ -59,6 +61,20 @@ export async function visibleNode(ctx: ServiceContext, db: Executor, id: string)
   return node;
 }
 
+interface ClientSettings {
+  profile_id?: string;
+  stat_mode?: string;
+}
+
+/** The published client's profile_id and stat_mode, kept as given; an empty one is none. */
+function clientSettings(input: ClientSettings): string | null {
+  const given: ClientSettings = {
+    ...(input.profile_id ? { profile_id: input.profile_id } : {}),
+    ...(input.stat_mode ? { stat_mode: input.stat_mode } : {}),
+  };
+  return Object.keys(given).length === 0 ? null : JSON.stringify(given);
+}
+
 export async function registerNode(ctx: ServiceContext, input: NewNode) {
   const orgId = input.create_under ?? ctx.actor.orgId;
   const now = ctx.clock.now();
@@ -85,6 +101,7 @@ export async function registerNode(ctx: ServiceContext, input: NewNode) {
     cert_not_before: null,
     cert_not_after: null,
     sequence: 0,
+    client_settings: clientSettings(input),
     created_at: now,
   };
   try {
@@ -197,7 +214,10 @@ function presentNode(node: repo.NodeView, tunnels: Record<string, number>, servi
     state_since: isoUtc(node.state_since),
     last_seen_at: isoUtcOrNull(node.last_seen_at),
     organization: { id: node.org_id, name: node.org_name },
-    metadata: { labels: JSON.parse(node.labels) as Record<string, string> },
+    metadata: {
+      labels: JSON.parse(node.labels) as Record<string, string>,
+      ...(node.client_settings === null ? {} : (JSON.parse(node.client_settings) as ClientSettings)),
+    },
     max_headless_time: node.max_headless_time,
     headless_expires_at: unreachable ? isoUtc(node.state_since + node.max_headless_time * MINUTE_MS) : null,
     status: {

@@ -83,7 +83,7 @@ export async function resourceRoutes(app: App): Promise<void> {
                 }),
               ),
             },
-            errors: [404],
+            ownership: 'unowned',
           }),
         },
       },
