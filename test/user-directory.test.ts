@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import type { Actor, ServiceContext } from '../src/context.js';
 import { authenticate } from '../src/features/apikeys/service.js';
-import { removeUser } from '../src/features/users/directory.js';
+import { editUser, removeUser } from '../src/features/users/directory.js';
 import { AppError } from '../src/http/errors.js';
 import type { App } from '../src/http/types.js';
 import { closeContext, openContext } from '../src/runtime.js';
@@ -255,8 +255,36 @@ describe('DELETE /api/v1/user/{id}', () => {
   });
 });
 
+/**
+ * Each change waits, once it has read the Admins, until the other has read them too or is held at their
+ * lock: without that lock both would read two Admins and both take the role from one.
+ */
+function meetAfterReadingAdmins(app: TestApp) {
+  let arrived = 0;
+  let bothRead!: () => void;
+  const both = new Promise<void>((resolve) => (bothRead = resolve));
+  return {
+    afterReadingAdmins: async () => {
+      arrived += 1;
+      if (arrived === 2) bothRead();
+      await Promise.race([both, lockWaiters(app, 1)]);
+    },
+  };
+}
+
+/** The status a service call would answer with. */
+const outcome = (work: Promise<unknown>) =>
+  work.then(
+    () => 200,
+    (error: unknown) => {
+      if (error instanceof AppError) return error.statusCode;
+      throw error;
+    },
+  );
+
 describe('the last Admin', () => {
   let fresh: TestApp;
+  let removable: { second: { id: string; key: string }; bootstrapAdmin: string } | undefined;
   beforeAll(async () => {
     fresh = await startTestApp({ background: false });
   });
@@ -272,30 +300,34 @@ describe('the last Admin', () => {
     expect(await adminCount(fresh)).toBe(1);
   });
 
-  it('survives two Admins removing each other at once: one removal wins, the other is refused', async () => {
+  it('survives two Admins demoting each other at once: one change wins, the other is refused', async () => {
     const second = await fresh.userWithRoles(['admin']);
     const bootstrapAdmin = (await fresh.request('GET', '/api/v1/user/me')).body.id;
     expect(await adminCount(fresh)).toBe(2);
-    // Each removal waits, once it has read the Admins, until the other has read them too or is held at
-    // their lock: without that lock both would read two Admins and both remove one.
-    let arrived = 0;
-    let bothRead!: () => void;
-    const both = new Promise<void>((resolve) => (bothRead = resolve));
-    const seams = {
-      afterReadingAdmins: async () => {
-        arrived += 1;
-        if (arrived === 2) bothRead();
-        await Promise.race([both, lockWaiters(fresh, 1)]);
-      },
-    };
-    const outcome = (work: Promise<unknown>) =>
-      work.then(
-        () => 200,
-        (error: unknown) => {
-          if (error instanceof AppError) return error.statusCode;
-          throw error;
-        },
-      );
+    const [first, other] = [await actorOf(fresh, ADMIN_KEY), await actorOf(fresh, second.key)];
+    const seams = meetAfterReadingAdmins(fresh);
+    const statuses = await Promise.all([
+      outcome(editUser(first, second.id, { roles: ['operator'] }, seams)),
+      outcome(editUser(other, bootstrapAdmin, { roles: ['operator'] }, seams)),
+    ]);
+    expect(statuses.sort()).toEqual([200, 409]);
+    expect(await adminCount(fresh)).toBe(1);
+    // Give the Admin role back to whoever lost it, for the next test.
+    const [kept] = await fresh.ctx.db
+      .selectFrom('user_roles')
+      .select('user_id')
+      .where('role_id', '=', 'admin')
+      .execute();
+    const demoted = kept!.user_id === second.id ? bootstrapAdmin : second.id;
+    await editUser(kept!.user_id === second.id ? other : first, demoted, { roles: ['admin'] });
+    expect(await adminCount(fresh)).toBe(2);
+    removable = { second, bootstrapAdmin };
+  });
+
+  it('survives two Admins removing each other at once: one removal wins, the other is refused', async () => {
+    const { second, bootstrapAdmin } = removable!;
+    expect(await adminCount(fresh)).toBe(2);
+    const seams = meetAfterReadingAdmins(fresh);
     const [first, other] = [await actorOf(fresh, ADMIN_KEY), await actorOf(fresh, second.key)];
     const statuses = await Promise.all([
       outcome(removeUser(first, second.id, false, seams)),

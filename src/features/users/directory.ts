@@ -30,8 +30,8 @@ export interface UserEdit {
   email?: string | null;
 }
 
-/** Test seams at the racy points of a removal; production passes none. */
-export interface RemovalSeams {
+/** Test seams at the racy points of an edit of roles or a removal; production passes none. */
+export interface AdminSeams {
   /** Awaited once the Admins are read (and locked), before anything depends on them. */
   afterReadingAdmins?: () => Promise<void>;
 }
@@ -109,7 +109,12 @@ function lastAdmin(): never {
  * Changes a user's name or roles. As the published client sends them, an empty string, an empty list or
  * null leaves a field unchanged; passwords and e-mail addresses are not changed here.
  */
-export async function editUser(ctx: ServiceContext, id: string, edit: UserEdit): Promise<UserJson> {
+export async function editUser(
+  ctx: ServiceContext,
+  id: string,
+  edit: UserEdit,
+  seams: AdminSeams = {},
+): Promise<UserJson> {
   const name = edit.name === null || edit.name === '' ? undefined : edit.name;
   const roles =
     edit.roles === null || edit.roles === undefined || edit.roles.length === 0
@@ -133,6 +138,7 @@ export async function editUser(ctx: ServiceContext, id: string, edit: UserEdit):
   }
   return transaction(ctx.db, async (trx) => {
     const admins = roles === undefined ? [] : await repo.lockAdmins(trx);
+    if (roles !== undefined) await seams.afterReadingAdmins?.();
     const row = await visibleUser(ctx, trx, id);
     if (nonEmpty(edit.email) && normalizeEmail(edit.email) !== normalizeEmail(row.email)) {
       throw badRequest('An e-mail address cannot be changed: add a user with the new address instead.', [
@@ -161,7 +167,7 @@ function nonEmpty(value: string | null | undefined): value is string {
  * alerts, webhooks or channels stays (409 naming them) unless `force`, which removes those too. Nobody
  * removes themselves, and the last Admin stays.
  */
-export async function removeUser(ctx: ServiceContext, id: string, force: boolean, seams: RemovalSeams = {}) {
+export async function removeUser(ctx: ServiceContext, id: string, force: boolean, seams: AdminSeams = {}) {
   if (id === ctx.actor.userId) throw conflict('You cannot remove yourself: another Admin can.');
   const removed = await transaction(ctx.db, async (trx) => {
     const admins = await repo.lockAdmins(trx);
