@@ -111,6 +111,10 @@ function fromCode(code: string, deadlineMs: number, cause: unknown): OutboundErr
   if (TIMEOUT_CODES.has(code)) return timedOut(deadlineMs);
   if (code.startsWith('HPE_'))
     return new OutboundError('bad_status', `the answer was not valid HTTP (${code})`, { cause });
+  if (code === 'UND_ERR_HEADERS_OVERFLOW')
+    return new OutboundError('bad_status', 'the answer was not valid HTTP (its headers were too large)', {
+      cause,
+    });
   return undefined;
 }
 
@@ -123,6 +127,12 @@ export function classify(error: unknown, deadlineMs: number): OutboundError | un
   const ours = chain.find((e): e is OutboundError => e instanceof OutboundError);
   if (ours !== undefined) return ours;
   for (const e of chain) {
+    // undici's parser errors often carry no code: the answer was not HTTP it could read.
+    if (e instanceof Error && e.name === 'HTTPParserError' && codeOf(e) === undefined) {
+      return new OutboundError('bad_status', `the answer was not valid HTTP (${e.message})`, {
+        cause: error,
+      });
+    }
     const code = codeOf(e);
     const known = code === undefined ? undefined : (refusedHeader(e) ?? fromCode(code, deadlineMs, error));
     if (known !== undefined) return known;

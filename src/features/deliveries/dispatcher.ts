@@ -239,7 +239,11 @@ export class Dispatcher {
     const slot: Slot = { delivery, handedOn: 0 };
     const done = this.runSlot(slot).then(
       ({ passedOn }) => this.freed(slot, passedOn),
-      () => this.freed(slot, false),
+      (error: unknown) => {
+        // Its lease runs out and the delivery goes again: at least once, never lost, never silent.
+        this.ctx.logger.error({ err: error, delivery: slot.delivery.id }, 'a delivery run failed');
+        this.freed(slot, false);
+      },
     );
     this.inFlight.set(slot, { slot, done });
   }

@@ -45,7 +45,8 @@ export const DeliveryAttempt = Type.Object({
   duration_ms: Type.Integer(),
   status_code: Type.Union([Type.Integer(), Type.Null()]),
   failure: Type.Union([Type.String(), Type.Null()], {
-    description: 'dns, blocked_address, tls, timeout, refused, bad_status, …; null for a success.',
+    description:
+      'dns, blocked_address, tls, timeout, refused, bad_status, bad_request, unexpected (anything else that went wrong, the reason in error); null for a success.',
   }),
   error: Type.Union([Type.String(), Type.Null()]),
   response: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the answer.' }),

@@ -16,17 +16,22 @@ export interface SendOutcome {
   retryAfter: string | undefined;
 }
 
-/** One POST of a delivery (signed, for a webhook) through the guarded client, outside any transaction. Never throws for the endpoint's faults. */
+/**
+ * One POST of a delivery (signed, for a webhook) through the guarded client, outside any transaction. Never
+ * throws: whatever goes wrong between the claim and the answer, the endpoint's fault or ours (a secret that
+ * cannot be opened, an answer the client cannot read), is a failed attempt with its reason, which counts
+ * like any other failure (docs/rules/webhooks.md#deliveries).
+ */
 export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): Promise<SendOutcome> {
   const at = ctx.clock.now();
-  const message = {
-    deliveryId: delivery.id,
-    payload: delivery.payload,
-    notificationId: delivery.notification_id,
-  };
-  const request = endpointRequest(ctx, delivery, message, at);
   const attempt = { id: newId(at), deliveryId: delivery.id, at };
   try {
+    const message = {
+      deliveryId: delivery.id,
+      payload: delivery.payload,
+      notificationId: delivery.notification_id,
+    };
+    const request = endpointRequest(ctx, delivery, message, at);
     const response = await ctx.webhookClient.send({
       ...request,
       method: 'POST',
@@ -48,7 +53,7 @@ export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): 
       },
     };
   } catch (error) {
-    if (!(error instanceof OutboundError)) throw error;
+    const failure = error instanceof OutboundError ? error : unexpected(ctx, delivery, error);
     return {
       ok: false,
       status: null,
@@ -57,10 +62,20 @@ export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): 
         ...attempt,
         durationMs: ctx.clock.now() - at,
         statusCode: null,
-        failure: error.kind,
-        error: error.message,
+        failure: failure.kind,
+        error: failure.message,
         response: null,
       },
     };
   }
+}
+
+/** A throw that is no typed network failure: logged at `error`, and recorded as the attempt's failure. */
+function unexpected(ctx: AppContext, delivery: ClaimedDelivery, error: unknown) {
+  ctx.logger.error(
+    { err: error, delivery: delivery.id, webhook: delivery.webhook_id },
+    'a delivery request failed unexpectedly',
+  );
+  const reason = error instanceof Error ? error.message : String(error);
+  return { kind: 'unexpected', message: `the request failed unexpectedly: ${reason}` };
 }

@@ -1,0 +1,148 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aliveNode } from './support/fleet.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+import {
+  correctEndpoint,
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+/**
+ * Whatever goes wrong between a delivery's claim and its answer is a failed attempt with its reason: it is
+ * recorded, counted towards the webhook's failures and logged at error, never left pending and silent
+ * (docs/rules/webhooks.md#deliveries). The dispatcher is driven by hand (runDue), on both databases.
+ */
+
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+let nodes = 0;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  const access = receiverAccess();
+  t = await startTestApp({
+    ...access,
+    env: { ...access.env, MAX_WEBHOOKS_PER_USER: '10' },
+    background: false,
+  });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+/** A verified webhook with an alert on new tunnels, and one notification for it waiting to be sent. */
+async function oneDeliveryWaiting(): Promise<{ webhookId: string; deliveryId: string }> {
+  endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
+  const hook = await enabledWebhook(t, endpoint, { name: `Hook ${nodes}` });
+  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+    body: {
+      name: `Tunnels ${nodes}`,
+      type: 'TUNNEL_STATE_CHANGE',
+      settings: { org_id: orgId },
+      channel_type: 'webhook',
+      channel_id: hook.id,
+    },
+  });
+  expect(alert.status, alert.text).toBe(201);
+  nodes += 1;
+  await aliveNode(t, `faulty-${nodes}`, {
+    report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
+  });
+  const delivery = await t.ctx.db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('webhook_id', '=', hook.id)
+    .executeTakeFirstOrThrow();
+  // The alert is deleted so that later reports of other tests make nothing more for this webhook.
+  await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
+  return { webhookId: hook.id, deliveryId: delivery.id };
+}
+
+async function outcome(webhookId: string, deliveryId: string) {
+  const delivery = await t.ctx.db
+    .selectFrom('deliveries')
+    .select(['status', 'next_attempt_at', 'lease_until'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirstOrThrow();
+  const attempts = await t.ctx.db
+    .selectFrom('delivery_attempts')
+    .select(['failure', 'error', 'status_code'])
+    .where('delivery_id', '=', deliveryId)
+    .execute();
+  const webhook = await t.ctx.db
+    .selectFrom('webhooks')
+    .select(['consecutive_failures', 'retry_at'])
+    .where('id', '=', webhookId)
+    .executeTakeFirstOrThrow();
+  return { delivery, attempts, webhook };
+}
+
+/** Answers the notification with raw bytes, as a broken endpoint would. */
+function answerRaw(bytes: string) {
+  return (request: { method: string }, response: ServerResponse) => {
+    if (request.method !== 'POST')
+      return correctEndpoint(() => endpoint.secret.value)(request as never, response);
+    response.socket?.end(bytes);
+  };
+}
+
+describe('a delivery whose request throws', () => {
+  it('records a secret that cannot be opened as a failed attempt, counted and logged at error', async () => {
+    const { webhookId, deliveryId } = await oneDeliveryWaiting();
+    await t.ctx.db
+      .updateTable('webhooks')
+      .set({ secret_sealed: 'not-a-sealed-secret' })
+      .where('id', '=', webhookId)
+      .execute();
+    const logged = t.logs.length;
+    expect(await t.dispatcher.runDue()).toBe(1);
+    const { delivery, attempts, webhook } = await outcome(webhookId, deliveryId);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ failure: 'unexpected', status_code: null });
+    expect(attempts[0]!.error).toContain('the request failed unexpectedly');
+    expect(delivery.status).toBe('pending');
+    expect(delivery.lease_until).toBeNull();
+    expect(delivery.next_attempt_at).not.toBeNull();
+    expect(webhook.consecutive_failures).toBe(1);
+    const errors = t.logs
+      .slice(logged)
+      .map((line) => JSON.parse(line) as { level: number; delivery?: string });
+    expect(errors.some((line) => line.level === 50 && line.delivery === deliveryId)).toBe(true);
+  });
+
+  it.each([
+    ['a status line that is not HTTP', 'HELLO THERE\r\n\r\n', 'bad_status'],
+    [
+      'a 40 KB header',
+      `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(40_000)}\r\nContent-Length: 0\r\n\r\n`,
+      'bad_status',
+    ],
+    [
+      'broken chunked encoding',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n',
+      'bad_status',
+    ],
+    [
+      'a body shorter than its Content-Length',
+      'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort',
+      'refused',
+    ],
+  ])('records %s as a failed attempt, counted', async (_name, bytes, failure) => {
+    const { webhookId, deliveryId } = await oneDeliveryWaiting();
+    endpoint.receiver.handle(answerRaw(bytes));
+    expect(await t.dispatcher.runDue()).toBe(1);
+    const { delivery, attempts, webhook } = await outcome(webhookId, deliveryId);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!.failure).toBe(failure);
+    expect(attempts[0]!.error).toEqual(expect.any(String));
+    expect(delivery.status).toBe('pending');
+    expect(delivery.lease_until).toBeNull();
+    expect(webhook.consecutive_failures).toBe(1);
+  });
+});
