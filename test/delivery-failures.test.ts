@@ -24,11 +24,9 @@ let nodes = 0;
 beforeAll(async () => {
   endpoint = await startCorrectReceiver();
   const access = receiverAccess();
-  t = await startTestApp({
-    ...access,
-    env: { ...access.env, MAX_WEBHOOKS_PER_USER: '10' },
-    background: false,
-  });
+  // A failure waits an hour: whatever goes out before then was made due by something else.
+  const env = { ...access.env, MAX_WEBHOOKS_PER_USER: '10', DELIVERY_RETRY_SCHEDULE: '1h' };
+  t = await startTestApp({ ...access, env, background: false });
   orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
 });
 afterAll(async () => {
@@ -38,6 +36,12 @@ afterAll(async () => {
 
 /** A verified webhook with an alert on new tunnels, and one notification for it waiting to be sent. */
 async function oneDeliveryWaiting(): Promise<{ webhookId: string; deliveryId: string }> {
+  const { webhookId, deliveryIds } = await deliveriesWaiting(1);
+  return { webhookId, deliveryId: deliveryIds[0]! };
+}
+
+/** A verified webhook with an alert on new tunnels, and `count` notifications for it waiting to be sent. */
+async function deliveriesWaiting(count: number): Promise<{ webhookId: string; deliveryIds: string[] }> {
   endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
   const hook = await enabledWebhook(t, endpoint, { name: `Hook ${nodes}` });
   const alert = await t.request('POST', '/api/v1/mysubscriptions', {
@@ -51,17 +55,22 @@ async function oneDeliveryWaiting(): Promise<{ webhookId: string; deliveryId: st
   });
   expect(alert.status, alert.text).toBe(201);
   nodes += 1;
-  await aliveNode(t, `faulty-${nodes}`, {
-    report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
-  });
-  const delivery = await t.ctx.db
+  const tunnels = Array.from({ length: count }, (_, i) => ({
+    key: `wg${i}`,
+    name: `wg${i}`,
+    state: 'CONNECTED',
+  }));
+  await aliveNode(t, `faulty-${nodes}`, { report: { tunnels } });
+  const deliveries = await t.ctx.db
     .selectFrom('deliveries')
     .select('id')
     .where('webhook_id', '=', hook.id)
-    .executeTakeFirstOrThrow();
+    .orderBy('id')
+    .execute();
+  expect(deliveries).toHaveLength(count);
   // The alert is deleted so that later reports of other tests make nothing more for this webhook.
   await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
-  return { webhookId: hook.id, deliveryId: delivery.id };
+  return { webhookId: hook.id, deliveryIds: deliveries.map((delivery) => delivery.id) };
 }
 
 async function outcome(webhookId: string, deliveryId: string) {
@@ -144,5 +153,71 @@ describe('a delivery whose request throws', () => {
     expect(delivery.status).toBe('pending');
     expect(delivery.lease_until).toBeNull();
     expect(webhook.consecutive_failures).toBe(1);
+  });
+});
+
+describe('a probe that succeeds', () => {
+  /** Five deliveries that failed together: one counted failure, and all of them waiting an hour. */
+  async function afterAFailedBurst() {
+    const waiting = await deliveriesWaiting(5);
+    endpoint.receiver.handle((request, response) => {
+      if (request.method !== 'POST') return correctEndpoint(() => endpoint.secret.value)(request, response);
+      response.writeHead(503).end('busy');
+    });
+    expect(await t.dispatcher.runDue()).toBe(5);
+    const { webhook } = await outcome(waiting.webhookId, waiting.deliveryIds[0]!);
+    expect(webhook.consecutive_failures).toBe(1);
+    expect(Number(webhook.retry_at)).toBeGreaterThan(Date.now() + 40 * 60_000);
+    endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
+    return waiting;
+  }
+
+  async function statuses(deliveryIds: string[]) {
+    const rows = await t.ctx.db
+      .selectFrom('deliveries')
+      .select('status')
+      .where('id', 'in', deliveryIds)
+      .execute();
+    return rows.map((row) => row.status);
+  }
+
+  it('a retry asked for that succeeds makes the others due at once', async () => {
+    const { webhookId, deliveryIds } = await afterAFailedBurst();
+    const retried = await t.request(
+      'POST',
+      `/api/v1/webhook/${webhookId}/deliveries/${deliveryIds[2]}/retry`,
+    );
+    expect(retried.status, retried.text).toBe(202);
+    // The retried one probes; its success opens the gate and makes the four others due now, not in an hour.
+    expect(await t.dispatcher.runDue()).toBe(5);
+    expect(await statuses(deliveryIds)).toEqual(Array(5).fill('delivered'));
+    expect((await outcome(webhookId, deliveryIds[0]!)).webhook).toEqual({
+      consecutive_failures: 0,
+      retry_at: null,
+    });
+  });
+
+  it('a test that succeeds opens the gate and makes everything waiting due at once', async () => {
+    const { webhookId, deliveryIds } = await afterAFailedBurst();
+    const tested = await t.request('POST', `/api/v1/webhook/${webhookId}/test`, {
+      body: { alert_type: 'NODE_STATE_CHANGE' },
+    });
+    expect(tested.body.status).toBe(200);
+    expect(await t.dispatcher.runDue()).toBe(5);
+    expect(await statuses(deliveryIds)).toEqual(Array(5).fill('delivered'));
+  });
+
+  it('a test that fails changes nothing', async () => {
+    const { webhookId, deliveryIds } = await afterAFailedBurst();
+    endpoint.receiver.handle((request, response) => {
+      if (request.method !== 'POST') return correctEndpoint(() => endpoint.secret.value)(request, response);
+      response.writeHead(500).end('still down');
+    });
+    const tested = await t.request('POST', `/api/v1/webhook/${webhookId}/test`, {
+      body: { alert_type: 'NODE_STATE_CHANGE' },
+    });
+    expect(tested.body.status).toBe(500);
+    expect(await t.dispatcher.runDue()).toBe(0);
+    expect(await statuses(deliveryIds)).toEqual(Array(5).fill('pending'));
   });
 });

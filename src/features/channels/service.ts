@@ -6,7 +6,7 @@ import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { ownItemsListed } from '../orgs/service.js';
 import { subscriptionCounts } from '../alerts/repo.js';
-import { releaseHeld } from '../deliveries/release.js';
+import { releaseHeld, resumeAfterTest } from '../deliveries/release.js';
 import { lockWebhook } from '../deliveries/repo.js';
 import type { NotificationType } from '../notifications/types.js';
 import { touchSubscriptions } from '../users/repo.js';
@@ -14,7 +14,7 @@ import * as repo from '../webhooks/repo.js';
 import { CHANNELS } from '../webhooks/repo.js';
 import { checkWebhookUrl } from '../webhooks/rules.js';
 import { deleteEndpoint } from '../webhooks/service.js';
-import { sendSample, type TestOutcome } from '../webhooks/test-send.js';
+import { answered2xx, sendSample, type TestOutcome } from '../webhooks/test-send.js';
 
 export interface ChannelInput {
   name?: string;
@@ -168,8 +168,11 @@ export async function testChannel(
 ): Promise<TestOutcome> {
   const channel = await loadOwnChannel(ctx, id);
   const outcome = await sendSample(ctx, channel, type);
-  const worked = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-  if (!worked || channel.is_enabled === 1) return outcome;
+  if (!answered2xx(outcome)) return outcome;
+  if (channel.is_enabled === 1) {
+    await resumeAfterTest(ctx, id);
+    return outcome;
+  }
   await transaction(ctx.db, async (trx) => {
     await touchSubscriptions(trx, ctx.actor.userId);
     await lockWebhook(trx, id);

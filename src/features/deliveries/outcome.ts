@@ -6,6 +6,7 @@ import { lockUser, touchSubscriptions } from '../users/repo.js';
 import { nextVersion } from '../webhooks/repo.js';
 import { handOver, type ClaimedDelivery, type HandOverOptions } from './claim-repo.js';
 import * as repo from './repo.js';
+import { resumeEndpoint } from './release.js';
 import { parseRetryAfter, webhookRetryDelay } from './schedule.js';
 import type { SendOutcome } from './send.js';
 
@@ -118,7 +119,7 @@ async function recordProbeSuccess(
   if (ended === undefined) return false;
   await repo.insertAttempts(trx, [sent.attempt]);
   await repo.setNotificationStatus(trx, ended.notification_id, 'delivered');
-  await repo.clearFailures(trx, delivery.webhook_id);
+  await resumeEndpoint(ctx, trx, delivery.webhook_id);
   ctx.alertMetrics.notificationsEntered(trx, 'delivered', null);
   return true;
 }

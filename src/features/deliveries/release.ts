@@ -1,5 +1,8 @@
 import type { AppContext } from '../../context.js';
+import { transaction } from '../../db/transaction.js';
 import type { Executor } from '../../db/types.js';
+import { DELIVERIES_WAKE } from './dispatcher.js';
+import * as repo from './repo.js';
 import { requeueDeliveries } from './start.js';
 
 /** Held notifications older than this, or beyond the newest MAX_HELD of a webhook, expire (docs/rules/webhooks.md#held-notifications). */
@@ -69,6 +72,26 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
     .where('id', '=', webhookId)
     .execute();
   return requeueDeliveries(ctx, trx, held, ['held']);
+}
+
+/**
+ * A probe succeeded (the first success after failures, a retry asked for, a test): the endpoint answers
+ * again, so its gate opens and everything of it that waited for a later time is due now, oldest first.
+ * The caller holds the webhook's lock.
+ */
+export async function resumeEndpoint(ctx: AppContext, trx: Executor, webhookId: string): Promise<void> {
+  await repo.clearFailures(trx, webhookId);
+  if ((await repo.makeWaitingDue(trx, webhookId, ctx.jobs.now(trx))) > 0) {
+    await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
+  }
+}
+
+/** A test of an enabled endpoint answered 2xx: a probe like any other (see resumeEndpoint). */
+export async function resumeAfterTest(ctx: AppContext, webhookId: string): Promise<void> {
+  await transaction(ctx.db, async (trx) => {
+    const webhook = await repo.lockWebhook(trx, webhookId);
+    if (webhook?.is_enabled === 1) await resumeEndpoint(ctx, trx, webhookId);
+  });
 }
 
 /** Expires what every disabled webhook has held too long or beyond its newest MAX_HELD. */

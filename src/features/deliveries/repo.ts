@@ -360,6 +360,26 @@ export async function clearFailures(trx: Executor, webhookId: string): Promise<v
     .execute();
 }
 
+/**
+ * Every pending delivery of the webhook waiting for a later time, not in flight, due now instead (a probe
+ * succeeded: the endpoint answers again). The claim then takes them oldest first. Returns how many moved.
+ */
+export async function makeWaitingDue(
+  trx: Executor,
+  webhookId: string,
+  now: RawBuilder<number>,
+): Promise<number> {
+  const moved = await trx
+    .updateTable('deliveries')
+    .set({ next_attempt_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .where('lease_until', 'is', null)
+    .where('next_attempt_at', '>', now)
+    .executeTakeFirst();
+  return Number(moved.numUpdatedRows);
+}
+
 /** A counted failure, at the database's now: the count, and the time before which nothing more is sent. */
 export async function countFailure(
   trx: Executor,

@@ -3,6 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
 import { samplePayload } from '../notifications/payload.js';
+import { resumeAfterTest } from '../deliveries/release.js';
 import { endpointRequest, type EndpointToCall } from '../deliveries/request.js';
 import type { NotificationType } from '../notifications/types.js';
 import { findOrg } from '../orgs/repo.js';
@@ -30,7 +31,13 @@ export async function testWebhook(
 ): Promise<TestOutcome> {
   const webhook = await loadOwnWebhook(ctx, id);
   requireEnabled(webhook);
-  return sendSample(ctx, webhook, type);
+  const outcome = await sendSample(ctx, webhook, type);
+  if (answered2xx(outcome)) await resumeAfterTest(ctx, id);
+  return outcome;
+}
+
+export function answered2xx(outcome: TestOutcome): boolean {
+  return outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
 }
 
 /** A sample notification of `type` for the caller's organization, sent once to an endpoint. */
