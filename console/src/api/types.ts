@@ -201,3 +201,34 @@ export interface Role {
   id: string;
   name: string;
 }
+
+/** A user of the directory (`GET /api/v2/user`): an Admin sees those of their organization and below. */
+export interface User {
+  id: string;
+  name: string;
+  email: string;
+  org_id: string;
+  organization: Ref;
+  roles: Ref[];
+  email_verified: boolean;
+  created_at: string;
+}
+
+/** What a user owns: what removing them with `force=true` removes too. */
+export interface Belongings {
+  alerts: number;
+  webhooks: number;
+  channels: number;
+}
+
+/** One user (`GET /api/v1/user/{id}`), with what they own. */
+export interface UserDetail extends User {
+  owns: Belongings;
+}
+
+export interface UserRemoval {
+  id: string;
+  status: 'SUCCESS';
+  message: string;
+  removed: Belongings;
+}

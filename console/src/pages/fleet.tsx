@@ -1,12 +1,12 @@
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import { usePage } from '../api/hooks';
 import type { FleetNode, NodeState } from '../api/types';
 import { FleetHistory } from '../charts/fleet-history';
 import { PageHeader } from '../layout';
-import { href, replaceParams, useRoute } from '../router';
+import { href } from '../router';
 import { useSession } from '../session';
 import { Badge } from '../ui/badge';
-import { Filters, SelectFilter, useFilter } from '../ui/filters';
+import { Filters, SearchFilter, SelectFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
 import { useSortParam } from '../ui/sorting';
@@ -101,17 +101,12 @@ const columns: Column<FleetNode>[] = [
   },
 ];
 
-/** Typing settles for this long before the list is asked again. */
-const SEARCH_SETTLE_MS = 250;
-
 export function FleetPage() {
-  const route = useRoute();
   const { canWrite } = useSession();
   const [page] = usePageParam();
   const [state] = useFilter('state');
   const [org, setOrg] = useFilter('org');
   const [search] = useFilter('search');
-  const [typed, setTyped] = useState(search);
   // Problems first unless a column's header says otherwise (docs/rules/alerts-and-fleet.md).
   const sorting = useSortParam('problems');
   const filters = { node_state: state, org_id: org, include_child: org === '' ? undefined : true, search };
@@ -119,15 +114,6 @@ export function FleetPage() {
     refetchInterval: LIVE_MS,
   });
   const selection = useSelection();
-
-  useEffect(() => {
-    if (typed === search) return;
-    const timer = setTimeout(
-      () => replaceParams(route, { search: typed, page: undefined }),
-      SEARCH_SETTLE_MS,
-    );
-    return () => clearTimeout(timer);
-  }, [typed, search, route]);
 
   useEffect(() => {
     if (
@@ -145,15 +131,7 @@ export function FleetPage() {
       <StateCounts />
       <FleetHistory orgId={org} />
       <Filters>
-        <label>
-          <span>Search</span>
-          <input
-            type="search"
-            value={typed}
-            placeholder="Name or serial"
-            onChange={(event) => setTyped(event.target.value)}
-          />
-        </label>
+        <SearchFilter placeholder="Name or serial" />
         <SelectFilter label="State" param="state" options={STATES} />
         <label>
           <span>Organization</span>

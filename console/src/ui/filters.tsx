@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { replaceParams, useRoute } from '../router';
 
 /** A list's filter kept in the URL (`?status=failed`): its value and the way to change it (back to page 0). */
@@ -42,6 +42,43 @@ export function SelectFilter({
           );
         })}
       </select>
+    </label>
+  );
+}
+
+/** Typing settles for this long before the list is asked again. */
+const SEARCH_SETTLE_MS = 250;
+
+/** A search as you type, kept in the URL (`?search=`) once typing settles, back to page 0. */
+export function SearchFilter({
+  label = 'Search',
+  param = 'search',
+  placeholder,
+}: {
+  label?: string;
+  param?: string;
+  placeholder?: string;
+}) {
+  const route = useRoute();
+  const [value] = useFilter(param);
+  const [typed, setTyped] = useState(value);
+  useEffect(() => {
+    if (typed === value) return;
+    const timer = setTimeout(
+      () => replaceParams(route, { [param]: typed, page: undefined }),
+      SEARCH_SETTLE_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [typed, value, route, param]);
+  return (
+    <label>
+      <span>{label}</span>
+      <input
+        type="search"
+        value={typed}
+        placeholder={placeholder}
+        onChange={(event) => setTyped(event.target.value)}
+      />
     </label>
   );
 }
