@@ -15,7 +15,8 @@ import { type Server, STOP_TIMEOUT_MS } from './support/service-process.js';
 // manage with its search and role filter, a user's roles changed in a dialog (and the last Admin's kept, in the
 // API's words), and removals whose confirmation says what goes with the user (force=true only then).
 
-const LAST_ADMIN = 'This is the last Admin: give another user the Admin role first.';
+const LAST_ADMIN =
+  'This is the last Admin of the root organization: give another user there the Admin role first.';
 
 let service: ConsoleService;
 let server: Server;

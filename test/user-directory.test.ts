@@ -82,6 +82,7 @@ describe('GET /api/v2/user', () => {
         user.roles.some((r) => r.id === 'admin'),
       ),
     ).toBe(true);
+    expectError(await t.request('GET', '/api/v2/user?role=superuser'), 400, 'BAD_REQUEST');
     const past = await t.request('GET', `/api/v2/user?org_id=${childOrg}&page=50&size=100`);
     expect(past.body).toEqual({ total_count: inDepot.body.total_count, results: [] });
     expectError(
@@ -131,6 +132,9 @@ describe('PUT /api/v1/user/{id}', () => {
       name: 'Renamed',
       roles: [{ id: 'operator', name: 'Operator' }],
     });
+    const blank = await t.request('PUT', `/api/v1/user/${user.id}`, { body: { name: '   ' } });
+    expectError(blank, 400, 'BAD_REQUEST');
+    expect(blank.body.details[0].field).toBe('name');
     const same = await t.request('PUT', `/api/v1/user/${user.id}`, {
       body: { name: null, roles: null, email: user.email },
     });
@@ -290,6 +294,17 @@ describe('the last Admin', () => {
   });
   afterAll(async () => {
     await fresh.close();
+  });
+
+  it('keeps the root organization an Admin, however many Admins the organizations below it have', async () => {
+    const branch = await fresh.request('POST', '/api/v1/org', { body: { name: 'Branch' } });
+    const branchAdmin = await fresh.userWithRoles(['admin'], branch.body.id);
+    const me = (await fresh.request('GET', '/api/v1/user/me')).body.id;
+    const res = await fresh.request('PUT', `/api/v1/user/${me}`, { body: { roles: ['operator'] } });
+    expectError(res, 409, 'CONFLICT');
+    expect(res.body.message).toContain('last Admin of the root organization');
+    // The branch's own last Admin may go: the root organization's Admin still sees and manages everyone.
+    expect((await fresh.request('DELETE', `/api/v1/user/${branchAdmin.id}`)).status).toBe(200);
   });
 
   it('keeps the Admin role', async () => {

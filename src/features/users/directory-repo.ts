@@ -118,15 +118,23 @@ export async function belongingsOf(db: Executor, userId: string): Promise<Belong
 }
 
 /**
- * The users who hold the Admin role, locked (PostgreSQL) until the transaction ends: every change that may
- * take the role from someone reads them this way first, so two such changes at once see each other's
- * outcome and cannot both take the last one.
+ * The Admins of the root organization (who alone see every user). Every user's Admin role is locked
+ * (PostgreSQL) until the transaction ends: every change that may take the role from someone reads them this
+ * way first, so two such changes at once see each other's outcome and cannot both take the last one.
  */
 export async function lockAdmins(db: Executor): Promise<string[]> {
   let query = db.selectFrom('user_roles').select('user_id').where('role_id', '=', 'admin');
   if (isPostgres(db)) query = query.forUpdate();
-  const rows = await query.execute();
-  return rows.map((row) => row.user_id);
+  const admins = (await query.execute()).map((row) => row.user_id);
+  if (admins.length === 0) return [];
+  const rows = await db
+    .selectFrom('users')
+    .innerJoin('organizations', 'organizations.id', 'users.org_id')
+    .select('users.id')
+    .where('users.id', 'in', admins)
+    .where('organizations.parent_id', 'is', null)
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 export async function updateName(db: Executor, userId: string, name: string): Promise<void> {

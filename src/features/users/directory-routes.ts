@@ -4,6 +4,7 @@ import { listSchema, pageRequest } from '../../http/lists.js';
 import { forceQuery, IdParams, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { editUser, getUser, listUsers, removeUser } from './directory.js';
+import { ROLES } from '../roles/catalog.js';
 import { identityFields, OrgRef } from './schemas.js';
 
 const tags = ['users'];
@@ -87,7 +88,10 @@ export async function userDirectoryRoutes(app: App): Promise<void> {
               }),
             ),
             role: Type.Optional(
-              Type.String({ minLength: 1, maxLength: 64, description: 'Only users with this role id.' }),
+              Type.Union(
+                ROLES.map((role) => Type.Literal(role.id)),
+                { description: 'Only users with this role.' },
+              ),
             ),
           },
         }),
@@ -127,7 +131,7 @@ export async function userDirectoryRoutes(app: App): Promise<void> {
         tags,
         summary: "Change a user's name or roles",
         description:
-          `${WHO} Anyone may change their own name; roles need the Admin role (else 403), and the last Admin ` +
+          `${WHO} Anyone may change their own name; roles need the Admin role (else 403), and the root organization's last Admin ` +
           'keeps it (409). A change of roles applies to the user’s keys at once, in every instance. Nothing to ' +
           'change → 400.',
         params: IdParams,
@@ -148,7 +152,7 @@ export async function userDirectoryRoutes(app: App): Promise<void> {
         description:
           'The user’s API keys stop working at once, in every instance. A user who still owns alerts, webhooks ' +
           'or channels → 409 naming the counts, unless force=true, which removes those too (with their ' +
-          'notifications and deliveries). Yourself, or the last Admin → 409. A user you cannot see → 404.',
+          'notifications and deliveries). Yourself, or the root organization’s last Admin → 409. A user you cannot see → 404.',
         params: IdParams,
         querystring: forceQuery('true: also remove the alerts, webhooks and channels the user owns.'),
         response: responses({ 200: Removed }, [400, 401, 403, 404, 409]),

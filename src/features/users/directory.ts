@@ -102,7 +102,9 @@ export async function getUser(ctx: ServiceContext, id: string) {
 }
 
 function lastAdmin(): never {
-  throw conflict('This is the last Admin: give another user the Admin role first.');
+  throw conflict(
+    'This is the last Admin of the root organization: give another user there the Admin role first.',
+  );
 }
 
 /**
@@ -116,6 +118,9 @@ export async function editUser(
   seams: AdminSeams = {},
 ): Promise<UserJson> {
   const name = edit.name === null || edit.name === '' ? undefined : edit.name;
+  if (name?.trim() === '') {
+    throw badRequest('A name cannot be blank.', [{ field: 'name', message: 'is blank' }]);
+  }
   const roles =
     edit.roles === null || edit.roles === undefined || edit.roles.length === 0
       ? undefined
@@ -137,7 +142,7 @@ export async function editUser(
     }
   }
   return transaction(ctx.db, async (trx) => {
-    const admins = roles === undefined ? [] : await repo.lockAdmins(trx);
+    const rootAdmins = roles === undefined ? [] : await repo.lockAdmins(trx);
     if (roles !== undefined) await seams.afterReadingAdmins?.();
     const row = await visibleUser(ctx, trx, id);
     if (nonEmpty(edit.email) && normalizeEmail(edit.email) !== normalizeEmail(row.email)) {
@@ -147,7 +152,7 @@ export async function editUser(
     }
     if (name === undefined && roles === undefined)
       throw badRequest('Nothing to change: send a name or roles.');
-    if (roles !== undefined && admins.includes(id) && !roles.includes('admin') && admins.length === 1) {
+    if (roles !== undefined && !roles.includes('admin') && rootAdmins.length === 1 && rootAdmins[0] === id) {
       lastAdmin();
     }
     if (name !== undefined) await repo.updateName(trx, id, name);
@@ -165,15 +170,15 @@ function nonEmpty(value: string | null | undefined): value is string {
 /**
  * Removes a user with their keys (which stop working at once, in every process). One who still owns
  * alerts, webhooks or channels stays (409 naming them) unless `force`, which removes those too. Nobody
- * removes themselves, and the last Admin stays.
+ * removes themselves, and the root organization keeps an Admin.
  */
 export async function removeUser(ctx: ServiceContext, id: string, force: boolean, seams: AdminSeams = {}) {
   if (id === ctx.actor.userId) throw conflict('You cannot remove yourself: another Admin can.');
   const removed = await transaction(ctx.db, async (trx) => {
-    const admins = await repo.lockAdmins(trx);
+    const rootAdmins = await repo.lockAdmins(trx);
     await seams.afterReadingAdmins?.();
     await visibleUser(ctx, trx, id);
-    if (admins.includes(id) && admins.length === 1) lastAdmin();
+    if (rootAdmins.length === 1 && rootAdmins[0] === id) lastAdmin();
     // The lock every change of the user's alerts, webhooks and channels takes first: none is added meanwhile.
     await touchSubscriptions(trx, id);
     const owns = await repo.belongingsOf(trx, id);
