@@ -103,7 +103,8 @@ export interface WebhooksTable {
   updated_at: number;
 }
 
-export type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed';
+export type NotificationStatus =
+  'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed' | 'cancelled';
 
 export interface NotificationsTable {
   id: string;

@@ -76,7 +76,8 @@ export interface FleetEvent {
   detected_at: string;
 }
 
-export type NotificationStatus = 'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed';
+export type NotificationStatus =
+  'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed' | 'cancelled';
 
 export interface Attempt {
   at: string;

@@ -11,6 +11,7 @@ interface StatsPoint {
   held: number;
   expired: number;
   suppressed: number;
+  cancelled: number;
   latency_p50_ms: number | null;
   latency_p95_ms: number | null;
 }

@@ -13,7 +13,7 @@ import type { Column } from '../ui/table';
 import { exactTime, When } from '../ui/time';
 import { LIVE_MS } from './fleet';
 
-const STATUSES = ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'];
+const STATUSES = ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed', 'cancelled'];
 
 const reasonText = (reason: string | null) => reason?.replaceAll('_', ' ') ?? '';
 

@@ -169,6 +169,38 @@ export async function setNotificationStatus(
   await setNotificationsStatus(db, [notificationId], status);
 }
 
+/**
+ * A webhook or channel being deleted: what it had not sent yet goes with it, and each such notification ends
+ * `cancelled` (reason `webhook_deleted`), in the order of every other lock: deliveries, then notifications.
+ * The caller holds the webhook's lock. Returns how many notifications were cancelled.
+ */
+export async function cancelUnsent(trx: Executor, webhookId: string): Promise<number> {
+  const removed = await trx
+    .deleteFrom('deliveries')
+    .where('webhook_id', '=', webhookId)
+    .where('status', 'in', ['pending', 'held'])
+    .returning('notification_id')
+    .execute();
+  if (removed.length === 0) return 0;
+  let cancelled = 0;
+  for (let start = 0; start < removed.length; start += CHUNK) {
+    const ids = removed.slice(start, start + CHUNK).map((row) => row.notification_id);
+    cancelled += await cancelNotifications(trx, ids);
+  }
+  return cancelled;
+}
+
+/** Notifications that will never go out because their endpoint was deleted: `cancelled`, `webhook_deleted`. */
+export async function cancelNotifications(trx: Executor, ids: readonly string[]): Promise<number> {
+  const result = await trx
+    .updateTable('notifications')
+    .set({ status: 'cancelled', reason: 'webhook_deleted' })
+    .where('id', 'in', ids)
+    .where('status', 'in', ['pending', 'held'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Compiled once per number of notifications: every outcome and every held delivery sets some. */
 const SET_NOTIFICATIONS_STATUS = new Prepared((db: Executor, shape: { count: number }) =>
   db

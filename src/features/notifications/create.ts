@@ -3,14 +3,13 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
-import { setNotificationStatus } from '../deliveries/repo.js';
+import { cancelNotifications, setNotificationStatus } from '../deliveries/repo.js';
 import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
 import {
-  deleteNotification,
   insertNotification,
   nodeName,
   setHeldBackStatus,
@@ -106,8 +105,12 @@ async function dispatch(
     return notification.status;
   }
   const status = await startDelivery(ctx, trx, notification, webhook.id, now);
-  if (status === undefined) await deleteNotification(trx, notification.id);
-  else if (status !== notification.status) await setNotificationStatus(trx, notification.id, status);
+  if (status === undefined) {
+    // Its webhook was deleted meanwhile: ended as the deletion ends what it had not sent.
+    await cancelNotifications(trx, [notification.id]);
+    return 'cancelled';
+  }
+  if (status !== notification.status) await setNotificationStatus(trx, notification.id, status);
   return status;
 }
 

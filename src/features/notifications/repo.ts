@@ -274,8 +274,3 @@ export async function setHeldBackStatus(
     .where('id', '=', id)
     .execute();
 }
-
-/** Removes a notification made in this transaction that turned out to have nowhere to go. */
-export async function deleteNotification(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('notifications').where('id', '=', id).execute();
-}

@@ -7,11 +7,14 @@ import { NOTIFICATION_TYPES } from './types.js';
 import { ChannelTypeAnswer } from '../alerts/schemas.js';
 
 const Status = Type.Union(
-  ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed'].map((status) => Type.Literal(status)),
+  ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed', 'cancelled'].map((status) =>
+    Type.Literal(status),
+  ),
   {
     description:
       'pending (on its way, or waiting for a retry), delivered, failed (the e-mail gave up), held (its webhook ' +
-      'is disabled; sent once it is verified again), expired (held too long), suppressed (not sent, see reason).',
+      'is disabled; sent once it is verified again), expired (held too long), suppressed (not sent, see reason), ' +
+      'cancelled (its webhook or channel was deleted before it went out; reason webhook_deleted).',
   },
 );
 
@@ -21,7 +24,7 @@ export const Notification = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()], {
     description:
       'Why it was suppressed (maintenance: a window covered it; node_unreachable: its node, or its tunnel’s ' +
-      'peer, was UNREACHABLE) or expired.',
+      'peer, was UNREACHABLE), expired (held_too_long) or cancelled (webhook_deleted).',
   }),
   digest_id: Type.Union([Type.String(), Type.Null()], {
     description:

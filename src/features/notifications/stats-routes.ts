@@ -31,6 +31,7 @@ const Stats = Type.Object({
       held: Count('held'),
       expired: Count('expired'),
       suppressed: Count('suppressed'),
+      cancelled: Count('cancelled'),
       latency_count: Type.Integer({ description: "Deliveries of the step's notifications answered 2xx." }),
       latency_p50_ms: Latency('median (nearest rank)'),
       latency_p95_ms: Latency('95th percentile (nearest rank)'),

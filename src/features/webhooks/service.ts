@@ -7,7 +7,7 @@ import { AppError, badRequest, conflict, notFound, unprocessable } from '../../h
 import { isoUtc } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { alertIdsUsingWebhook, deleteAlerts, subscriptionCounts } from '../alerts/repo.js';
-import { holdPending, lockWebhook } from '../deliveries/repo.js';
+import { cancelUnsent, holdPending, lockWebhook } from '../deliveries/repo.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { ownItemsListed } from '../orgs/service.js';
@@ -193,6 +193,10 @@ export async function deleteEndpoint(
       );
     }
     await deleteAlerts(trx, alertIds);
+    // What it had not sent yet ends here, cancelled, rather than pending for ever (docs/deliveries.md).
+    await lockWebhook(trx, id);
+    const cancelled = await cancelUnsent(trx, id);
+    ctx.alertMetrics.notificationsEntered(trx, 'cancelled', 'webhook_deleted', cancelled);
     await repo.deleteWebhook(trx, id);
     return removalAnswer(id, label, 'deleted', force, alertIds);
   });
