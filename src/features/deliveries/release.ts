@@ -10,7 +10,8 @@ export const HELD_FOR_AT_MOST_MS = 7 * 86_400_000;
 export const MAX_HELD = 1_000;
 
 /**
- * Marks held deliveries (and their notifications) expired: too old, or beyond the newest MAX_HELD.
+ * Marks held deliveries (and their notifications) expired: too old, or beyond the newest MAX_HELD. One in
+ * flight (held by a disabling while its request was out) is left to its outcome: a later run expires it.
  * Returns how many notifications expired.
  */
 export async function expireHeld(db: Executor, webhookId: string, now: number): Promise<number> {
@@ -30,6 +31,7 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .select('id')
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'held')
+    .where('lease_until', 'is', null)
     .where('created_at', '<', cutoff);
   const expired = await db
     .updateTable('notifications')
@@ -41,6 +43,7 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .set({ status: 'expired' })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'held')
+    .where('lease_until', 'is', null)
     .where('created_at', '<', cutoff)
     .execute();
   return Number(expired.numUpdatedRows);

@@ -223,7 +223,21 @@ export async function deliveriesOf(db: Executor, notificationId: string) {
 
 /** Removes notifications (with their deliveries and attempts) and e-mail digests older than `before`; how many. */
 export async function pruneNotifications(db: Executor, before: number): Promise<number> {
-  const result = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
+  // One whose delivery is in flight waits for its outcome: the next run takes it.
+  const result = await db
+    .deleteFrom('notifications')
+    .where('created_at', '<', before)
+    .where(({ exists, not, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('deliveries')
+            .select('deliveries.id')
+            .whereRef('deliveries.notification_id', '=', 'notifications.id')
+            .where('deliveries.lease_until', 'is not', null),
+        ),
+      ),
+    )
+    .executeTakeFirst();
   const digests = await db.deleteFrom('email_digests').where('window_start', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows) + Number(digests.numDeletedRows);
 }
