@@ -227,10 +227,11 @@ export async function pruneNotifications(db: Executor, before: number): Promise<
   const result = await db
     .deleteFrom('notifications')
     .where('created_at', '<', before)
-    .where(({ exists, not, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('deliveries')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('deliveries')
             .select('deliveries.id')
             .whereRef('deliveries.notification_id', '=', 'notifications.id')
             .where('deliveries.lease_until', 'is not', null),
