@@ -26,27 +26,27 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .limit(1)
     .executeTakeFirst();
   const cutoff = Math.max(now - HELD_FOR_AT_MOST_MS, newest === undefined ? 0 : newest.created_at);
-  const expiring = db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', 'held')
-    .where('lease_until', 'is', null)
-    .where('created_at', '<', cutoff);
-  const expired = await db
-    .updateTable('notifications')
-    .set({ status: 'expired', reason: 'held_too_long' })
-    .where('id', 'in', db.selectFrom('deliveries').select('notification_id').where('id', 'in', expiring))
-    .executeTakeFirst();
-  await db
+  // Deliveries first, then their notifications, as every writer does (docs/deliveries.md#locks).
+  const expiring = await db
     .updateTable('deliveries')
     .set({ status: 'expired' })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'held')
     .where('lease_until', 'is', null)
     .where('created_at', '<', cutoff)
+    .returning('notification_id')
     .execute();
-  return Number(expired.numUpdatedRows);
+  return repo.inChunks(
+    expiring.map((row) => row.notification_id),
+    async (ids) => {
+      const result = await db
+        .updateTable('notifications')
+        .set({ status: 'expired', reason: 'held_too_long' })
+        .where('id', 'in', ids)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+  );
 }
 
 /**

@@ -181,13 +181,10 @@ export async function cancelUnsent(trx: Executor, webhookId: string): Promise<nu
     .where('status', 'in', ['pending', 'held'])
     .returning('notification_id')
     .execute();
-  if (removed.length === 0) return 0;
-  let cancelled = 0;
-  for (let start = 0; start < removed.length; start += CHUNK) {
-    const ids = removed.slice(start, start + CHUNK).map((row) => row.notification_id);
-    cancelled += await cancelNotifications(trx, ids);
-  }
-  return cancelled;
+  return inChunks(
+    removed.map((row) => row.notification_id),
+    (ids) => cancelNotifications(trx, ids),
+  );
 }
 
 /** Notifications that will never go out because their endpoint was deleted: `cancelled`, `webhook_deleted`. */
@@ -434,27 +431,43 @@ export async function countFailure(
  * their notifications; returns how many. One in flight keeps its lease: its run still records the answer.
  */
 export async function holdPending(db: Executor, webhookId: string): Promise<number> {
-  const pending = db
-    .selectFrom('deliveries')
-    .select('notification_id')
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', 'pending');
+  // Deliveries first, then their notifications, as every writer does (docs/deliveries.md#locks): an outcome
+  // committed meanwhile is seen here, and what it delivered is neither held nor its notification.
   const held = await db
-    .updateTable('notifications')
-    .set({ status: 'held' })
-    .where('id', 'in', pending)
-    .executeTakeFirst();
-  await db
     .updateTable('deliveries')
     .set({ status: 'held', next_attempt_at: null, retry_requested: 0 })
     .where('webhook_id', '=', webhookId)
     .where('status', '=', 'pending')
+    .returning('notification_id')
     .execute();
-  return Number(held.numUpdatedRows);
+  return inChunks(
+    held.map((row) => row.notification_id),
+    async (ids) =>
+      Number(
+        (
+          await db
+            .updateTable('notifications')
+            .set({ status: 'held' })
+            .where('id', 'in', ids)
+            .executeTakeFirst()
+        ).numUpdatedRows,
+      ),
+  );
 }
 
 /** Statements touch at most this many deliveries (SQLite's limit on bound values stays far away). */
 const CHUNK = 500;
+
+/** `work` for each CHUNK of `items` in turn; the sum of what each returned (rows changed). */
+export async function inChunks<T>(
+  items: readonly T[],
+  work: (chunk: T[]) => Promise<number>,
+): Promise<number> {
+  let total = 0;
+  for (let start = 0; start < items.length; start += CHUNK)
+    total += await work(items.slice(start, start + CHUNK));
+  return total;
+}
 
 /**
  * Held deliveries of an enabled webhook that are not in flight, due now with their notifications pending,

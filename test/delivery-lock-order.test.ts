@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aliveNode } from './support/fleet.js';
+import { dialect, startTestApp, type TestApp } from './support/harness.js';
+import { lockWaiters } from './support/locks.js';
+import {
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+/**
+ * One lock order for deliveries and their notifications: every writer changes a delivery, then its
+ * notification (docs/deliveries.md#locks). Here a disabling (an edit holds what is pending) meets a success
+ * whose transaction has written its delivery and notification and not yet committed: the hold waits at the
+ * delivery, sees the success, and holds neither. In the other order it held the notification of a delivered
+ * delivery for good.
+ */
+
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  t = await startTestApp({ ...receiverAccess(), background: false });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+describe('a hold and a success at once', () => {
+  it('leaves a delivered delivery and its notification delivered', async () => {
+    const hook = await enabledWebhook(t, endpoint);
+    await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'T',
+        type: 'TUNNEL_STATE_CHANGE',
+        settings: { org_id: orgId },
+        channel_type: 'webhook',
+        channel_id: hook.id,
+      },
+    });
+    await aliveNode(t, 'gw-order', {
+      report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
+    });
+    const delivery = await t.ctx.db
+      .selectFrom('deliveries')
+      .select(['id', 'notification_id'])
+      .where('webhook_id', '=', hook.id)
+      .executeTakeFirstOrThrow();
+
+    // The success's transaction, written as a batch of successes writes it: the delivery, then its
+    // notification; held open until the hold waits behind it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => (written = resolve));
+    const success = t.ctx.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('deliveries')
+        .set({ status: 'delivered', next_attempt_at: null })
+        .where('id', '=', delivery.id)
+        .execute();
+      await trx
+        .updateTable('notifications')
+        .set({ status: 'delivered' })
+        .where('id', '=', delivery.notification_id)
+        .execute();
+      written();
+      await released;
+    });
+    await wrote;
+    const edit = t.request('PUT', `/api/v1/webhook/${hook.id}`, {
+      body: { name: 'Edited during a success' },
+    });
+    if (dialect === 'postgres') await lockWaiters(t, 1);
+    release();
+    await success;
+    expect((await edit).status).toBe(200);
+
+    const after = await t.ctx.db
+      .selectFrom('deliveries')
+      .innerJoin('notifications', 'notifications.id', 'deliveries.notification_id')
+      .select(['deliveries.status as delivery', 'notifications.status as notification'])
+      .where('deliveries.id', '=', delivery.id)
+      .executeTakeFirstOrThrow();
+    expect(after).toEqual({ delivery: 'delivered', notification: 'delivered' });
+  });
+});
