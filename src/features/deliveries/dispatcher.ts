@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
+import { databaseNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { TickBatch } from '../../lib/tick-batch.js';
 import { recordOutcome, recordSuccesses, type Recorded, type RunOutcome } from './outcome.js';
@@ -19,6 +20,8 @@ export interface DispatchPauses {
   inClaim?: () => Promise<void>;
   /** Between the claim's commit and the requests. */
   afterClaim?: (claimed: readonly ClaimedDelivery[]) => Promise<void>;
+  /** Before a stalled run renews its lease (see Dispatcher.leaseCoversRequest). */
+  beforeRenewal?: (delivery: ClaimedDelivery) => Promise<void>;
   /** Inside the outcome's transaction, after the webhook's row was read (and locked). */
   inOutcome?: (delivery: ClaimedDelivery, trx: Executor) => Promise<void>;
 }
@@ -37,6 +40,8 @@ export interface DispatcherOptions {
 /** A request slot of the dispatcher: the delivery it is sending now (a success may hand it on). */
 interface Slot {
   delivery: ClaimedDelivery;
+  /** When (performance.now()) the delivery's lease was taken, as far as this process knows. */
+  leasedAt: number;
   /** Times a success handed it on since it was claimed. */
   handedOn: number;
 }
@@ -159,9 +164,9 @@ export class Dispatcher {
       clearTimeout(this.newWorkTimer);
       this.newWorkTimer = undefined;
       this.claiming = free;
-      const claimed = await this.claim(free);
+      const { claimed, leasedAt } = await this.claim(free);
       this.claiming = 0;
-      for (const delivery of claimed) this.launch(delivery);
+      for (const delivery of claimed) this.launch(delivery, leasedAt);
       // A full batch may have left more behind: look again at once.
       if (claimed.length === free) this.wakeRequested = true;
     }
@@ -189,7 +194,7 @@ export class Dispatcher {
    * next claim takes it, due as it is.
    */
   startMade(delivery: ClaimedDelivery): void {
-    if (this.hasFreeSlot) return this.launch(delivery);
+    if (this.hasFreeSlot) return this.launch(delivery, performance.now());
     repo.releaseLeases(this.ctx.db, [delivery]).then(
       () => this.wake(),
       (error: unknown) => this.ctx.logger.warn({ err: error }, 'giving back a delivery lease failed'),
@@ -200,15 +205,20 @@ export class Dispatcher {
   async runDue(): Promise<number> {
     let total = 0;
     for (;;) {
-      const claimed = await this.claim(this.options.concurrency);
+      const { claimed, leasedAt } = await this.claim(this.options.concurrency);
       if (claimed.length === 0) return total;
-      const slots = await Promise.all(claimed.map((delivery) => this.runSlot({ delivery, handedOn: 0 })));
+      const slots = await Promise.all(
+        claimed.map((delivery) => this.runSlot({ delivery, leasedAt, handedOn: 0 })),
+      );
       total += slots.reduce((sum, slot) => sum + slot.sent, 0);
     }
   }
 
-  private async claim(limit: number): Promise<ClaimedDelivery[]> {
+  /** What the free slots allow, leased; `leasedAt` is when (performance.now()) the claim committed. */
+  private async claim(limit: number): Promise<{ claimed: ClaimedDelivery[]; leasedAt: number }> {
     const { ctx } = this;
+    // Taken before the claim: the leases it takes start no earlier.
+    const leasedAt = performance.now();
     try {
       const claim = await transaction(ctx.db, (trx) =>
         claimDue(trx, {
@@ -228,15 +238,15 @@ export class Dispatcher {
         if (claim.held > 0) ctx.alertMetrics.notificationsEntered(ctx.db, 'held', null, claim.held);
       }
       if (claim.claimed.length > 0) await this.options.pauses?.afterClaim?.(claim.claimed);
-      return claim.claimed;
+      return { claimed: claim.claimed, leasedAt };
     } catch (error) {
       ctx.logger.error({ err: error }, 'claiming deliveries failed');
-      return [];
+      return { claimed: [], leasedAt };
     }
   }
 
-  private launch(delivery: ClaimedDelivery): void {
-    const slot: Slot = { delivery, handedOn: 0 };
+  private launch(delivery: ClaimedDelivery, leasedAt: number): void {
+    const slot: Slot = { delivery, leasedAt, handedOn: 0 };
     const done = this.runSlot(slot).then(
       ({ passedOn }) => this.freed(slot, passedOn),
       (error: unknown) => {
@@ -271,13 +281,14 @@ export class Dispatcher {
     for (;;) {
       sent += 1;
       const mayHandOn = slot.handedOn < HAND_OVERS_PER_SLOT;
-      const next = await this.deliver(slot.delivery, mayHandOn);
+      const next = await this.deliver(slot, mayHandOn);
       if (next === undefined) return { sent, passedOn: !mayHandOn };
       if (this.stopping) {
         await repo.releaseLeases(this.ctx.db, [next]);
         return { sent, passedOn: false };
       }
       slot.delivery = next;
+      slot.leasedAt = performance.now();
       slot.handedOn += 1;
     }
   }
@@ -286,8 +297,16 @@ export class Dispatcher {
    * Sends one delivery and records the outcome; returns the delivery its success handed the slot to (only
    * when `mayHandOn`).
    */
-  private async deliver(delivery: ClaimedDelivery, mayHandOn: boolean): Promise<ClaimedDelivery | undefined> {
+  private async deliver(slot: Slot, mayHandOn: boolean): Promise<ClaimedDelivery | undefined> {
     const { ctx } = this;
+    const { delivery } = slot;
+    if (!(await this.leaseCoversRequest(slot))) {
+      ctx.logger.info(
+        { delivery: delivery.id, attempt: delivery.attempts },
+        'delivery not sent: its lease ran out before the request started',
+      );
+      return undefined;
+    }
     const sent = await sendDelivery(ctx, delivery);
     ctx.alertMetrics.deliveryAttempt(sent.attempt.failure ?? 'success');
     const { recorded, next } = await this.record({ delivery, sent, mayHandOn });
@@ -296,6 +315,25 @@ export class Dispatcher {
       ctx.alertMetrics.delivered((sent.attempt.at + sent.attempt.durationMs - delivery.occurred_at) / 1000);
     }
     return next;
+  }
+
+  /**
+   * Whether the lease covers a request starting now, to its deadline. A lease taken moments ago does (it
+   * lasts the deadline and JOB_LEASE_MS more); after a stall of half JOB_LEASE_MS it is renewed from now
+   * first, only while it is still live and this run's (docs/deliveries.md, rule 2).
+   */
+  private async leaseCoversRequest(slot: Slot): Promise<boolean> {
+    if (performance.now() - slot.leasedAt <= this.ctx.config.jobLeaseMs / 2) return true;
+    await this.options.pauses?.beforeRenewal?.(slot.delivery);
+    try {
+      const now = databaseNow(this.ctx.db, this.ctx.clock);
+      const renewed = await repo.renewLease(this.ctx.db, slot.delivery, now, this.leaseMs);
+      if (renewed) slot.leasedAt = performance.now();
+      return renewed;
+    } catch (error) {
+      this.ctx.logger.error({ err: error, delivery: slot.delivery.id }, 'renewing a delivery lease failed');
+      return false;
+    }
   }
 
   private async record(outcome: RunOutcome): Promise<Recorded> {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { databaseNow } from '../../db/now.js';
+import { databaseNow, preparedNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { lockUser, touchSubscriptions } from '../users/repo.js';
 import { nextVersion } from '../webhooks/repo.js';
@@ -54,6 +54,7 @@ export async function recordSuccesses(
         attempts: delivery.attempts,
         attempt: sent.attempt,
       })),
+      preparedNow(trx, ctx.clock),
     );
     const byId = new Map(outcomes.map((outcome) => [outcome.delivery.id, outcome]));
     const ended = rows.map((row) => ({ outcome: byId.get(row.id)!, notificationId: row.notification_id }));
@@ -115,7 +116,10 @@ async function recordProbeSuccess(
   sent: SendOutcome,
 ): Promise<boolean> {
   await repo.lockWebhook(trx, delivery.webhook_id);
-  const ended = await repo.endLease(trx, delivery, { status: 'delivered', attempt: sent.attempt });
+  const ended = await repo.endLease(trx, delivery, databaseNow(trx, ctx.clock), {
+    status: 'delivered',
+    attempt: sent.attempt,
+  });
   if (ended === undefined) return false;
   await repo.insertAttempts(trx, [sent.attempt]);
   await repo.setNotificationStatus(trx, ended.notification_id, 'delivered');
@@ -137,8 +141,8 @@ async function recordFailure(
   sent: SendOutcome,
 ): Promise<boolean> {
   // A run that lost its claim counts nothing against the webhook either: the newer run speaks for it.
-  if (!(await repo.holdsClaim(trx, delivery))) return false;
   const now = databaseNow(trx, ctx.clock);
+  if (!(await repo.holdsClaim(trx, delivery, now))) return false;
   const sameBurst = webhook.last_failure_at !== null && Number(webhook.last_failure_at) > delivery.claimed_at;
   // Not counted again, it waits for the gate its burst shut; a success since opened it: due at once.
   let retryAt: number | typeof now = webhook.retry_at === null ? now : Number(webhook.retry_at);
@@ -155,7 +159,7 @@ async function recordFailure(
   const gone = sent.status === 410;
   const disable = webhook.is_enabled === 1 && (gone || failures >= FAILURES_TO_DISABLE);
   const waits = webhook.is_enabled === 1 && !disable;
-  const ended = await repo.endLease(trx, delivery, {
+  const ended = await repo.endLease(trx, delivery, now, {
     status: waits ? 'pending' : 'held',
     nextAttemptAt: waits ? retryAt : null,
     attempt: sent.attempt,

@@ -25,7 +25,8 @@ export interface AttemptRecord {
 
 /**
  * What fences a run's writes: the claim it made (`attempts` counts claims and never goes back) and a lease
- * not given up. A run writes its outcome once, and never after a newer claim or its lease given back.
+ * neither given up nor run out. A run writes its outcome once, and never after a newer claim, its lease given
+ * back, or its lease's end, whether or not another run has taken the delivery since.
  */
 export interface RunFence {
   id: string;
@@ -33,13 +34,13 @@ export interface RunFence {
 }
 
 /** Whether a run still holds its delivery's latest claim; the row is locked with it on PostgreSQL. */
-export async function holdsClaim(trx: Executor, run: RunFence): Promise<boolean> {
+export async function holdsClaim(trx: Executor, run: RunFence, now: RawBuilder<number>): Promise<boolean> {
   let query = trx
     .selectFrom('deliveries')
     .select('id')
     .where('id', '=', run.id)
     .where('attempts', '=', run.attempts)
-    .where('lease_until', 'is not', null);
+    .where('lease_until', '>', now);
   if (isPostgres(trx)) query = query.forUpdate();
   return (await query.executeTakeFirst()) !== undefined;
 }
@@ -52,6 +53,7 @@ export async function holdsClaim(trx: Executor, run: RunFence): Promise<boolean>
 export async function endLease(
   trx: Executor,
   run: RunFence,
+  now: RawBuilder<number>,
   changes: {
     status?: DeliveryStatus;
     nextAttemptAt?: number | RawBuilder<number> | null;
@@ -75,7 +77,7 @@ export async function endLease(
     })
     .where('id', '=', run.id)
     .where('attempts', '=', run.attempts)
-    .where('lease_until', 'is not', null)
+    .where('lease_until', '>', now)
     .returning(['notification_id', 'status'])
     .executeTakeFirst();
 }
@@ -88,6 +90,7 @@ export async function endLease(
 export async function endLeasesDelivered(
   trx: Executor,
   runs: readonly (RunFence & { attempt: AttemptRecord })[],
+  now: PreparedNow,
 ): Promise<{ id: string; notification_id: string }[]> {
   if (runs.length === 0) return [];
   const rows = runs.map((run) => ({
@@ -97,11 +100,15 @@ export async function endLeasesDelivered(
     statusCode: run.attempt.statusCode,
     deliveredAt: run.attempt.at + run.attempt.durationMs,
   }));
-  return END_LEASES_DELIVERED.execute(trx, { count: runs.length }, { rows });
+  return END_LEASES_DELIVERED.execute(
+    trx,
+    { count: runs.length, byDatabase: now.byDatabase },
+    { rows, now: now.now },
+  );
 }
 
 /** Compiled once per number of runs. */
-const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: number }) => {
+const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: number; byDatabase: boolean }) => {
   const bigint = (index: number, column: string) => sql`cast(${slot('rows', index, column)} as bigint)`;
   const values = sql.join(
     Array.from(
@@ -115,7 +122,8 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: numbe
       next_attempt_at = null, last_error = null, last_attempt_at = v.column3,
       last_status_code = v.column4, delivered_at = v.column5
     from (values ${values}) as v
-    where deliveries.id = v.column1 and deliveries.attempts = v.column2 and deliveries.lease_until is not null
+    where deliveries.id = v.column1 and deliveries.attempts = v.column2
+      and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
     returning deliveries.id, deliveries.notification_id`;
 });
 
@@ -542,6 +550,26 @@ export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Pr
       eb.or(runs.map((run) => eb.and([eb('id', '=', run.id), eb('attempts', '=', run.attempts)]))),
     )
     .execute();
+}
+
+/**
+ * A run about to send, long after its claim (a stall): its lease starts again from now, only while it is
+ * still live and this run's. False when it ran out or was taken: then the run must not send.
+ */
+export async function renewLease(
+  db: Executor,
+  run: RunFence,
+  now: RawBuilder<number>,
+  leaseMs: number,
+): Promise<boolean> {
+  const renewed = await db
+    .updateTable('deliveries')
+    .set((eb) => ({ lease_until: eb(now, '+', leaseMs) }))
+    .where('id', '=', run.id)
+    .where('attempts', '=', run.attempts)
+    .where('lease_until', '>', now)
+    .executeTakeFirst();
+  return Number(renewed.numUpdatedRows) === 1;
 }
 
 /** A delivery under no live lease: no request for it is in flight. */

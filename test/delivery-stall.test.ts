@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Dispatcher } from '../src/features/deliveries/dispatcher.js';
+import { aliveNode } from './support/fleet.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+import {
+  correctEndpoint,
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+/**
+ * A lease covers the request: a run that stalled between its claim and its request (longer than half of
+ * JOB_LEASE_MS) renews its lease before it sends, and does not send when the lease ran out, whether or not
+ * another run took the delivery meanwhile (docs/deliveries.md, rule 2). The stall is real time passing, the
+ * run held at its claim; the lease's end is then written as it would have come.
+ */
+
+const JOB_LEASE_MS = 400;
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+let duringStall: (() => Promise<void>) | undefined;
+let nodes = 0;
+
+beforeAll(async () => {
+  endpoint = await startCorrectReceiver();
+  const access = receiverAccess();
+  t = await startTestApp({
+    ...access,
+    env: { ...access.env, JOB_LEASE_MS: String(JOB_LEASE_MS), MAX_WEBHOOKS_PER_USER: '10' },
+    background: false,
+    pauses: {
+      afterClaim: async () => {
+        const stall = duringStall;
+        duringStall = undefined;
+        await stall?.();
+      },
+    },
+  });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+async function oneDeliveryWaiting() {
+  nodes += 1;
+  endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
+  const hook = await enabledWebhook(t, endpoint, { name: `Stalled ${nodes}` });
+  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
+    body: {
+      name: 'T',
+      type: 'TUNNEL_STATE_CHANGE',
+      settings: { org_id: orgId },
+      channel_type: 'webhook',
+      channel_id: hook.id,
+    },
+  });
+  await aliveNode(t, `stalled-${nodes}`, {
+    report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
+  });
+  await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
+  const delivery = await t.ctx.db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('webhook_id', '=', hook.id)
+    .executeTakeFirstOrThrow();
+  return { webhookId: hook.id, deliveryId: delivery.id };
+}
+
+const posts = (deliveryId: string) =>
+  endpoint.receiver.requests.filter(
+    (r) => r.method === 'POST' && r.headers['x-service-delivery'] === deliveryId,
+  ).length;
+
+/** The run stalls past half its slack, and its lease ends meanwhile (as the clock would have ended it). */
+async function stallAndExpire(deliveryId: string) {
+  await new Promise((resolve) => setTimeout(resolve, JOB_LEASE_MS / 2 + 50));
+  await t.ctx.db
+    .updateTable('deliveries')
+    .set({ lease_until: Date.now() - 1_000 })
+    .where('id', '=', deliveryId)
+    .execute();
+}
+
+async function row(deliveryId: string) {
+  return t.ctx.db
+    .selectFrom('deliveries')
+    .select(['status', 'attempts', 'lease_until'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirstOrThrow();
+}
+
+describe('a run that stalls between its claim and its request', () => {
+  it('does not send once another run took the delivery: it went out once', async () => {
+    const { deliveryId } = await oneDeliveryWaiting();
+    const other = new Dispatcher(t.ctx, { concurrency: 4 });
+    duringStall = async () => {
+      await stallAndExpire(deliveryId);
+      // Another process claims the delivery whose lease ran out, sends it and records its 2xx.
+      expect(await other.runDue()).toBe(1);
+    };
+    await t.dispatcher.runDue();
+    expect(posts(deliveryId)).toBe(1);
+    expect(await row(deliveryId)).toMatchObject({ status: 'delivered', attempts: 2, lease_until: null });
+  });
+
+  it('does not send on a lease that ran out though nobody took it; the next claim sends it', async () => {
+    const { deliveryId } = await oneDeliveryWaiting();
+    duringStall = () => stallAndExpire(deliveryId);
+    await t.dispatcher.runDue();
+    // The stalled run gave up; the same runDue's next claim took the delivery again and sent it, once.
+    expect(posts(deliveryId)).toBe(1);
+    expect(await row(deliveryId)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('renews a lease that is still live and sends', async () => {
+    const { deliveryId } = await oneDeliveryWaiting();
+    duringStall = () => new Promise((resolve) => setTimeout(resolve, JOB_LEASE_MS / 2 + 50));
+    await t.dispatcher.runDue();
+    expect(posts(deliveryId)).toBe(1);
+    expect(await row(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1 });
+  });
+});
