@@ -3,7 +3,6 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { CommitGroup } from './db/commit-group.js';
 import type { Db } from './db/types.js';
-import type { LocalDispatcher } from './features/deliveries/dispatcher.js';
 import type { AlertMetrics } from './features/notifications/metrics.js';
 import type { Clock } from './lib/clock.js';
 import type { JobMetrics } from './jobs/metrics.js';
@@ -39,8 +38,6 @@ export interface AppContext {
   webhookClient: OutboundClient;
   /** Users' webhook and alert lists, valid while their subscriptions version is unchanged. */
   listCache: VersionedCache;
-  /** This process's delivery dispatcher, while it runs one: deliveries made here may start here. */
-  localDispatcher: LocalDispatcher;
   /** WEBHOOK_ALLOWED_NETWORKS, parsed. */
   allowedNetworks: Network[];
 }

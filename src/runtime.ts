@@ -72,7 +72,6 @@ export async function openContext(
     secretBox: new SecretBox(loadSecretKey(config)),
     webhookClient,
     listCache: new VersionedCache(),
-    localDispatcher: { current: undefined },
     allowedNetworks: parseNetworks(config.webhookAllowedNetworks),
   };
 }

@@ -4,7 +4,7 @@ import { nowExpression, nowValue, preparedNow, type PreparedNow } from '../../db
 import { Prepared, slot, slots } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Database, EndpointKind, Executor } from '../../db/types.js';
-import { canTakeOneNow, holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
+import { holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo.js';
 
 /**
  * The claim: the one statement sequence that decides what is sent, in one short transaction. The webhooks
@@ -273,55 +273,6 @@ const SENDABLE = new Prepared((trx: Executor, shape: { byDatabase: boolean; scan
   return rest.reduce((union, scan) => union.unionAll(scan), head!);
 });
 
-/** What a hand-over needs: the clock leases are dated by, and their length. */
-export interface HandOverOptions {
-  clock: Clock;
-  leaseMs: number;
-}
-
-/**
- * The slots that successes free, handed in their own transaction to their webhooks' next due deliveries,
- * leased there: no claim of their own, and each webhook's requests in flight unchanged (as many ended as
- * begin). Only to a webhook that is enabled and not failing (so its slots are all its own and its gate is
- * open), and only when nothing else holds its lock (SKIP LOCKED: a claim or a change of its state under
- * way leaves the slots simply free, for the next claim). `finished` has a webhook id per success; returns
- * the successors by webhook.
- */
-export async function handOver(
-  trx: Executor,
-  finished: readonly string[],
-  options: HandOverOptions,
-): Promise<Map<string, ClaimedDelivery[]>> {
-  const successors = new Map<string, ClaimedDelivery[]>();
-  if (finished.length === 0) return successors;
-  const at = preparedNow(trx, options.clock);
-  const freed = new Map<string, number>();
-  for (const webhookId of finished) freed.set(webhookId, (freed.get(webhookId) ?? 0) + 1);
-  const shape = { byDatabase: at.byDatabase, webhooks: freed.size };
-  const open = await OPEN_TO_HAND_OVER.execute(trx, shape, { now: at.now, webhookIds: [...freed.keys()] });
-  const webhooks = open.map((row) => ({ id: row.id, gateOpen: true }));
-  if (webhooks.length === 0) return successors;
-  const picked = pick(await sendableOf(trx, webhooks, freed, at), freed, finished.length);
-  if (picked.length === 0) return successors;
-  for (const claimed of await lease(trx, picked, at, options.leaseMs)) {
-    successors.set(claimed.webhook_id, [...(successors.get(claimed.webhook_id) ?? []), claimed]);
-  }
-  return successors;
-}
-
-/** The webhooks of `handOver` that may take more requests now, locked (PostgreSQL: SKIP LOCKED). */
-const OPEN_TO_HAND_OVER = new Prepared((trx: Executor, shape: { byDatabase: boolean; webhooks: number }) => {
-  const now = nowExpression(shape.byDatabase);
-  const query = trx
-    .selectFrom('webhooks')
-    .select('id')
-    .where('id', 'in', slots<string>('webhookIds', shape.webhooks))
-    .where('is_enabled', '=', sql.lit(1))
-    .where('consecutive_failures', '=', sql.lit(0))
-    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]));
-  return isPostgres(trx) ? query.forNoKeyUpdate().skipLocked() : query;
-});
-
 /** Takes candidates in their order, each once, no more per webhook than its free slots, `limit` in all. */
 function pick(
   candidates: readonly { id: string; webhook_id: string }[],
@@ -419,41 +370,3 @@ const LEASED_COLUMNS = [
   'lease_until',
   'created_at',
 ] as const;
-
-/** What sending a delivery needs of its webhook, read as `lockWebhookToStart` locks it. */
-export type WebhookToStart = Pick<ClaimedDelivery, 'user_id' | 'kind' | 'url' | 'headers' | 'secret_sealed'>;
-
-/**
- * A delivery's claim where it is made (docs/deliveries.md#started-where-made), its first statement: in the
- * producer's transaction, the webhook is locked as a claim locks it (PostgreSQL: FOR NO KEY UPDATE SKIP
- * LOCKED), when it is enabled, not failing, past its retry time and, as far as this statement sees, able
- * to take one more request now. `repo.insertDelivery` with a lease then counts its slots and leases the new
- * delivery. Undefined when the webhook is in no state to start one now, or a claim or another producer
- * holds it: the delivery is then made as usual, for the dispatcher.
- */
-export async function lockWebhookToStart(
-  trx: Executor,
-  webhookId: string,
-  { byDatabase, now }: PreparedNow,
-  perWebhook: number,
-): Promise<WebhookToStart | undefined> {
-  const values = { now, webhookId, perWebhook };
-  const [row] = await WEBHOOK_TO_START.execute(trx, { byDatabase }, values);
-  return row;
-}
-
-const WEBHOOK_TO_START = new Prepared((trx: Executor, shape: { byDatabase: boolean }) => {
-  const now = nowExpression(shape.byDatabase);
-  let query = trx
-    .selectFrom('webhooks')
-    .select(['user_id', 'kind', 'url', 'headers', 'secret_sealed'])
-    .where('id', '=', slot<string>('webhookId'))
-    .where('is_enabled', '=', sql.lit(1))
-    .where('consecutive_failures', '=', sql.lit(0))
-    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]))
-    // A first look, as the claim's: a webhook with a queue or no free slot is not locked, so producers
-    // under load do not hold off the claims and hand-overs that serve it. The insert decides.
-    .where((eb) => canTakeOneNow(eb, now, slot<number>('perWebhook')));
-  if (isPostgres(trx)) query = query.forNoKeyUpdate().skipLocked();
-  return query;
-});

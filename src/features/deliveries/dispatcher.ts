@@ -26,31 +26,18 @@ export interface DispatchPauses {
   inOutcome?: (delivery: ClaimedDelivery, trx: Executor) => Promise<void>;
 }
 
-/** Where a process keeps its running dispatcher, if it runs one (set by `start`, cleared by `stop`). */
-export interface LocalDispatcher {
-  current: Dispatcher | undefined;
-}
-
 export interface DispatcherOptions {
   /** Requests in flight in this process at most. */
   concurrency: number;
   pauses?: DispatchPauses;
 }
 
-/** A request slot of the dispatcher: the delivery it is sending now (a success may hand it on). */
+/** A request slot of the dispatcher: the delivery it is sending now. */
 interface Slot {
   delivery: ClaimedDelivery;
   /** When (performance.now()) the delivery's lease was taken, as far as this process knows. */
   leasedAt: number;
-  /** Times a success handed it on since it was claimed. */
-  handedOn: number;
 }
-
-/**
- * A slot is handed on this many times at most, then offered to every dispatcher: so one worker process does
- * not keep a busy webhook's slots for as long as its work lasts, and the others get their share.
- */
-const HAND_OVERS_PER_SLOT = 16;
 
 /**
  * New work waits at most this long for a claim while requests are out (see `newWork`). Each claim reads every
@@ -68,8 +55,6 @@ const RECORD_TRIES = 3;
  */
 export class Dispatcher {
   private readonly inFlight = new Map<Slot, { slot: Slot; done: Promise<unknown> }>();
-  /** Slots a claim under way may fill: kept from deliveries started where they were made meanwhile. */
-  private claiming = 0;
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -80,7 +65,7 @@ export class Dispatcher {
   private newWorkTimer: NodeJS.Timeout | undefined;
   /** One batch of successes at a time, taking every success that came while the last one was written. */
   private readonly successes = new TickBatch<RunOutcome, Recorded>(
-    (outcomes) => this.recordSuccesses(outcomes),
+    (outcomes) => recordSuccesses(this.ctx, outcomes),
     {
       oneAtATime: true,
       maxItems: 64,
@@ -98,7 +83,6 @@ export class Dispatcher {
   }
 
   start(): void {
-    this.ctx.localDispatcher.current = this;
     this.stopWake = this.ctx.jobs.onWake((kind) => {
       if (kind === DELIVERIES_WAKE) this.newWork();
     });
@@ -134,7 +118,6 @@ export class Dispatcher {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    if (this.ctx.localDispatcher.current === this) this.ctx.localDispatcher.current = undefined;
     clearInterval(this.pollTimer);
     clearTimeout(this.newWorkTimer);
     this.stopWake?.();
@@ -163,42 +146,11 @@ export class Dispatcher {
       // This claim takes whatever new work waited for one.
       clearTimeout(this.newWorkTimer);
       this.newWorkTimer = undefined;
-      this.claiming = free;
       const { claimed, leasedAt } = await this.claim(free);
-      this.claiming = 0;
       for (const delivery of claimed) this.launch(delivery, leasedAt);
       // A full batch may have left more behind: look again at once.
       if (claimed.length === free) this.wakeRequested = true;
     }
-  }
-
-  /** Whether a slot is free: neither a run nor a claim under way holds it. */
-  get hasFreeSlot(): boolean {
-    return !this.stopping && this.inFlight.size + this.claiming < this.options.concurrency;
-  }
-
-  /**
-   * Whether a delivery made now to this webhook may try to start here: a slot is free, and none of this
-   * dispatcher's requests is out to the webhook (whose successes hand their slots on to what waits there;
-   * under load, so, producers leave the webhook's lock to the claims and hand-overs). The database decides.
-   */
-  mayStartTo(webhookId: string): boolean {
-    if (!this.hasFreeSlot) return false;
-    for (const slot of this.inFlight.keys()) if (slot.delivery.webhook_id === webhookId) return false;
-    return true;
-  }
-
-  /**
-   * A delivery leased as it was made (docs/deliveries.md#started-where-made), once its transaction has
-   * committed: sent now in a free slot. When the slots filled meanwhile, its lease is given back and the
-   * next claim takes it, due as it is.
-   */
-  startMade(delivery: ClaimedDelivery): void {
-    if (this.hasFreeSlot) return this.launch(delivery, performance.now());
-    repo.releaseLeases(this.ctx.db, [delivery]).then(
-      () => this.wake(),
-      (error: unknown) => this.ctx.logger.warn({ err: error }, 'giving back a delivery lease failed'),
-    );
   }
 
   /** Claims and sends what is due now, until nothing is: for one-off use and for tests. Returns how many ran. */
@@ -207,10 +159,8 @@ export class Dispatcher {
     for (;;) {
       const { claimed, leasedAt } = await this.claim(this.options.concurrency);
       if (claimed.length === 0) return total;
-      const slots = await Promise.all(
-        claimed.map((delivery) => this.runSlot({ delivery, leasedAt, handedOn: 0 })),
-      );
-      total += slots.reduce((sum, slot) => sum + slot.sent, 0);
+      const sent = await Promise.all(claimed.map((delivery) => this.deliver({ delivery, leasedAt })));
+      total += sent.filter(Boolean).length;
     }
   }
 
@@ -246,58 +196,28 @@ export class Dispatcher {
   }
 
   private launch(delivery: ClaimedDelivery, leasedAt: number): void {
-    const slot: Slot = { delivery, leasedAt, handedOn: 0 };
-    const done = this.runSlot(slot).then(
-      ({ passedOn }) => this.freed(slot, passedOn),
+    const slot: Slot = { delivery, leasedAt };
+    const done = this.deliver(slot).then(
+      () => this.freed(slot),
       (error: unknown) => {
         // Its lease runs out and the delivery goes again: at least once, never lost, never silent.
         this.ctx.logger.error({ err: error, delivery: slot.delivery.id }, 'a delivery run failed');
-        this.freed(slot, false);
+        this.freed(slot);
       },
     );
     this.inFlight.set(slot, { slot, done });
   }
 
-  /**
-   * A slot is free, and the outcome may have opened or closed a gate: look again. A slot that was handed
-   * on as often as it may be is offered to every dispatcher instead (the wake every process hears), so the
-   * webhooks' work is shared among the worker processes; this one, busy, claims after its new-work wait.
-   */
-  private freed(slot: Slot, passedOn: boolean): void {
+  /** A slot is free, and the outcome may have opened or closed a gate: look again. */
+  private freed(slot: Slot): void {
     this.inFlight.delete(slot);
-    if (!passedOn) return this.wake();
-    this.ctx.jobs.wakeAfterCommit(this.ctx.db, DELIVERIES_WAKE).catch((error: unknown) => {
-      this.ctx.logger.warn({ err: error }, 'announcing a free delivery slot failed');
-      this.wake();
-    });
+    this.wake();
   }
 
   /**
-   * One slot: its claimed delivery sent and recorded, then each delivery a success hands the slot to, until
-   * none is or it was handed on HAND_OVERS_PER_SLOT times (`passedOn`). Returns how many were sent.
+   * Sends one delivery and records the outcome; false when it was not sent (its lease ran out first).
    */
-  private async runSlot(slot: Slot): Promise<{ sent: number; passedOn: boolean }> {
-    let sent = 0;
-    for (;;) {
-      sent += 1;
-      const mayHandOn = slot.handedOn < HAND_OVERS_PER_SLOT;
-      const next = await this.deliver(slot, mayHandOn);
-      if (next === undefined) return { sent, passedOn: !mayHandOn };
-      if (this.stopping) {
-        await repo.releaseLeases(this.ctx.db, [next]);
-        return { sent, passedOn: false };
-      }
-      slot.delivery = next;
-      slot.leasedAt = performance.now();
-      slot.handedOn += 1;
-    }
-  }
-
-  /**
-   * Sends one delivery and records the outcome; returns the delivery its success handed the slot to (only
-   * when `mayHandOn`).
-   */
-  private async deliver(slot: Slot, mayHandOn: boolean): Promise<ClaimedDelivery | undefined> {
+  private async deliver(slot: Slot): Promise<boolean> {
     const { ctx } = this;
     const { delivery } = slot;
     if (!(await this.leaseCoversRequest(slot))) {
@@ -305,16 +225,16 @@ export class Dispatcher {
         { delivery: delivery.id, attempt: delivery.attempts },
         'delivery not sent: its lease ran out before the request started',
       );
-      return undefined;
+      return false;
     }
     const sent = await sendDelivery(ctx, delivery);
     ctx.alertMetrics.deliveryAttempt(sent.attempt.failure ?? 'success');
-    const { recorded, next } = await this.record({ delivery, sent, mayHandOn });
+    const { recorded } = await this.record({ delivery, sent });
     if (recorded) ctx.logger.debug({ delivery: delivery.id, ok: sent.ok }, 'delivery recorded');
     if (recorded && sent.ok) {
       ctx.alertMetrics.delivered((sent.attempt.at + sent.attempt.durationMs - delivery.occurred_at) / 1000);
     }
-    return next;
+    return true;
   }
 
   /**
@@ -362,19 +282,5 @@ export class Dispatcher {
         }
       }
     }
-  }
-
-  /**
-   * The successes of a moment, recorded together. Their slots are handed on only while the dispatcher has
-   * slots to spare for other webhooks: when every one is taken, they go back to the claim, which serves the
-   * longest-waiting webhook first.
-   */
-  private recordSuccesses(outcomes: RunOutcome[]): Promise<Recorded[]> {
-    const spare = !this.stopping && this.inFlight.size < this.options.concurrency;
-    return recordSuccesses(
-      this.ctx,
-      outcomes,
-      spare ? { clock: this.ctx.clock, leaseMs: this.leaseMs } : undefined,
-    );
   }
 }

@@ -4,7 +4,7 @@ import { databaseNow, preparedNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { lockUser, touchSubscriptions } from '../users/repo.js';
 import { nextVersion } from '../webhooks/repo.js';
-import { handOver, type ClaimedDelivery, type HandOverOptions } from './claim-repo.js';
+import type { ClaimedDelivery } from './claim-repo.js';
 import * as repo from './repo.js';
 import { resumeEndpoint } from './release.js';
 import { parseRetryAfter, webhookRetryDelay } from './schedule.js';
@@ -13,18 +13,15 @@ import type { SendOutcome } from './send.js';
 /** The 10th consecutive failed request disables the webhook (docs/rules/webhooks.md#retries). */
 export const FAILURES_TO_DISABLE = 10;
 
-/** What recording an outcome came to: whether it was recorded, and the delivery handed its slot, if any. */
+/** What recording an outcome came to: whether it was recorded (a run fenced out records nothing). */
 export interface Recorded {
   recorded: boolean;
-  next?: ClaimedDelivery;
 }
 
 /** A run's request and what it came to. */
 export interface RunOutcome {
   delivery: ClaimedDelivery;
   sent: SendOutcome;
-  /** Whether its success may hand its slot on (see recordSuccesses). */
-  mayHandOn?: boolean;
 }
 
 /**
@@ -37,15 +34,10 @@ export interface RunOutcome {
 /**
  * The successes of a moment, recorded in one transaction: each row on its own (one that is fenced out is
  * simply left, and sinks none of the others), the attempts and the notifications in one statement each.
- * None of them locks its webhook or can change whether it is enabled. With `handOverOptions`, each that
- * `mayHandOn` passes its slot to its webhook's next due delivery (claim-repo.ts `handOver`). One result per
- * outcome, in order. Successes that end a failing streak (a probe's) go by `recordOutcome`.
+ * None of them locks its webhook or can change whether it is enabled. One result per outcome, in order.
+ * Successes that end a failing streak (a probe's) go by `recordOutcome`.
  */
-export async function recordSuccesses(
-  ctx: AppContext,
-  outcomes: readonly RunOutcome[],
-  handOverOptions?: HandOverOptions,
-): Promise<Recorded[]> {
+export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOutcome[]): Promise<Recorded[]> {
   return transaction(ctx.db, async (trx) => {
     const rows = await repo.endLeasesDelivered(
       trx,
@@ -68,23 +60,8 @@ export async function recordSuccesses(
       'delivered',
     );
     ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, ended.length);
-    const successors =
-      handOverOptions === undefined
-        ? new Map<string, ClaimedDelivery[]>()
-        : await handOver(
-            trx,
-            ended
-              .filter((entry) => entry.outcome.mayHandOn === true)
-              .map((entry) => entry.outcome.delivery.webhook_id),
-            handOverOptions,
-          );
     const recorded = new Set(ended.map((entry) => entry.outcome));
-    return outcomes.map((outcome): Recorded => {
-      if (!recorded.has(outcome)) return { recorded: false };
-      const next =
-        outcome.mayHandOn === true ? successors.get(outcome.delivery.webhook_id)?.shift() : undefined;
-      return next === undefined ? { recorded: true } : { recorded: true, next };
-    });
+    return outcomes.map((outcome): Recorded => ({ recorded: recorded.has(outcome) }));
   });
 }
 

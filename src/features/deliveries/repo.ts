@@ -222,129 +222,49 @@ export interface NewDelivery {
   createdAt: number;
 }
 
-/** A delivery leased as it is made (claim-repo.ts, `lockWebhookToStart`): its lease's length and the slots. */
-export interface LeaseWhenMade {
-  leaseMs: number;
-  perWebhook: number;
-}
-
-/** The delivery made: its status, and its lease when it was leased as it was made (attempt 1). */
-export interface MadeDelivery {
-  status: 'pending' | 'held';
-  leaseUntil: number | null;
-}
-
-/**
- * A webhook with a free slot and no delivery waiting to be sent: one made now may be sent at once without
- * passing any other (its gate aside). Bounded scans along the deliveries' indexes.
- */
-export function canTakeOneNow(
-  eb: ExpressionBuilder<Database, 'webhooks'>,
-  now: RawBuilder<number>,
-  slots: number | RawBuilder<number>,
-) {
-  const others = () => eb.selectFrom('deliveries').whereRef('deliveries.webhook_id', '=', 'webhooks.id');
-  return eb.and([
-    eb(
-      others()
-        .select((inner) => inner.fn.countAll().as('n'))
-        .where('deliveries.lease_until', '>', now),
-      '<',
-      slots,
-    ),
-    eb.not(
-      eb.exists(
-        others()
-          .select('deliveries.id')
-          .where('deliveries.status', '=', sql.lit('pending'))
-          .where('deliveries.next_attempt_at', '<=', now)
-          .where((inner) => notInFlight(inner, now)),
-      ),
-    ),
-  ]);
-}
-
 /**
  * Makes a delivery as its webhook is now, in one statement that reads the webhook with the lock its foreign
  * key takes anyway (PostgreSQL: FOR KEY SHARE): pending and due at `now` when the webhook is enabled, held
  * when not. Only a delete waits for that lock or holds it off, and a webhook deleted before the statement
  * ran gives no row: then nothing is made and undefined is returned. A change of the webhook's state racing
  * this transaction is put right by the next claim (docs/deliveries.md#locks).
- *
- * With `lease`, the caller has locked the webhook as a claim does (an earlier statement, so this one sees
- * every claim committed before the lock): the delivery is also leased, as its first attempt, when the
- * webhook has a free slot and no other delivery waiting to be sent (docs/deliveries.md#started-where-made).
  */
 export async function insertDelivery(
   trx: Executor,
   delivery: NewDelivery,
   { byDatabase, now }: PreparedNow,
-  lease?: LeaseWhenMade,
-): Promise<MadeDelivery | undefined> {
-  const values = { ...delivery, now, leaseMs: lease?.leaseMs, perWebhook: lease?.perWebhook };
-  const [row] = await INSERT_DELIVERY.execute(trx, { byDatabase, leased: lease !== undefined }, values);
-  if (row === undefined) return undefined;
-  return {
-    status: row.status as 'pending' | 'held',
-    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
-  };
+): Promise<'pending' | 'held' | undefined> {
+  const [row] = await INSERT_DELIVERY.execute(trx, { byDatabase }, { ...delivery, now });
+  return row?.status as 'pending' | 'held' | undefined;
 }
 
 /** The statement of `insertDelivery`, built and compiled once per shape: it runs for every notification. */
-const INSERT_DELIVERY = new Prepared((trx: Executor, shape: { byDatabase: boolean; leased: boolean }) => {
-  type WebhookScope = ExpressionBuilder<Database, 'webhooks'>;
+const INSERT_DELIVERY = new Prepared((trx: Executor, shape: { byDatabase: boolean }) => {
   const now = nowExpression(shape.byDatabase);
-  const startsNow = (eb: WebhookScope) =>
-    eb.and([eb('webhooks.is_enabled', '=', 1), canTakeOneNow(eb, now, slot<number>('perWebhook'))]);
   return trx
     .insertInto('deliveries')
-    .columns([
-      'id',
-      'notification_id',
-      'webhook_id',
-      'status',
-      'attempts',
-      'lease_until',
-      'next_attempt_at',
-      'created_at',
-    ])
+    .columns(['id', 'notification_id', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'created_at'])
     .expression((eb) => {
-      // The webhook read (and locked) once, with whether the new delivery starts now: 1 or 0.
+      // The webhook read (and locked) once.
       let webhook = eb
         .selectFrom('webhooks')
-        .select((inner) => [
-          'webhooks.id',
-          'webhooks.is_enabled',
-          shape.leased
-            ? inner.case().when(startsNow(inner)).then(1).else(0).end().as('starts')
-            : sql<number>`0`.as('starts'),
-        ])
+        .select(['webhooks.id', 'webhooks.is_enabled'])
         .where('webhooks.id', '=', slot<string>('webhookId'));
       if (isPostgres(trx)) webhook = webhook.forKeyShare();
       return eb.selectFrom(webhook.as('w')).select((outer) => {
         const isEnabled = outer('w.is_enabled', '=', 1);
-        const starts = outer('w.starts', '=', 1);
         return [
           sql<string>`cast(${slot('id')} as text)`.as('id'),
           sql<string>`cast(${slot('notificationId')} as text)`.as('notification_id'),
           'w.id as webhook_id',
           outer.case().when(isEnabled).then(sql.lit('pending')).else(sql.lit('held')).end().as('status'),
-          'w.starts as attempts',
-          shape.leased
-            ? outer
-                .case()
-                .when(starts)
-                .then(outer(now, '+', slot<number>('leaseMs')))
-                .else(sql.lit(null))
-                .end()
-                .as('lease_until')
-            : sql.lit(null).as('lease_until'),
+          sql.lit(0).as('attempts'),
           outer.case().when(isEnabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
           sql<number>`cast(${slot('createdAt')} as bigint)`.as('created_at'),
         ];
       });
     })
-    .returning(['status', 'lease_until']);
+    .returning(['status']);
 });
 
 /**

@@ -1,8 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { DeliveryStatus, Executor } from '../../db/types.js';
-import { afterCommit, hasCommitHooks } from '../../db/transaction.js';
 import { newId } from '../../lib/ids.js';
-import { lockWebhookToStart, type ClaimedDelivery } from './claim-repo.js';
 import { DELIVERIES_WAKE } from './dispatcher.js';
 import * as repo from './repo.js';
 
@@ -17,11 +15,8 @@ export interface NotificationToDeliver {
  * A notification's delivery to a webhook, in the notification's transaction: pending (due now) when the
  * webhook is enabled, held (sent once it is verified again) when not, as one statement reads it
  * (repo.insertDelivery). Returns the status, or undefined when the webhook was deleted meanwhile (with the
- * alert behind the notification): then no delivery is made.
- *
- * When this process runs a dispatcher with a free slot, the delivery is claimed as it is made and sent
- * right after the commit, if its webhook can take it now (docs/deliveries.md#started-where-made); else the
- * commit wakes the dispatchers.
+ * alert behind the notification): then no delivery is made. The commit wakes the dispatchers, which claim
+ * it (docs/deliveries.md).
  */
 export async function startDelivery(
   ctx: AppContext,
@@ -30,39 +25,13 @@ export async function startDelivery(
   webhookId: string,
   now: number,
 ): Promise<'pending' | 'held' | undefined> {
-  const here = ctx.localDispatcher.current;
-  const starter = here?.mayStartTo(webhookId) === true && hasCommitHooks(trx) ? here : undefined;
-  const perWebhook = ctx.config.deliveryConcurrencyPerWebhook;
-  // Due and leased on the clock of due times and leases (the database's on PostgreSQL), whatever clock dated
-  // the change.
+  // Due on the clock of due times and leases (the database's on PostgreSQL), whatever clock dated the change.
   const queueNow = ctx.jobs.preparedNow(trx);
-  const webhook = starter && (await lockWebhookToStart(trx, webhookId, queueNow, perWebhook));
   const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
-  const made = await repo.insertDelivery(
-    trx,
-    delivery,
-    queueNow,
-    starter && webhook ? { leaseMs: starter.leaseMs, perWebhook } : undefined,
-  );
-  if (made === undefined) return undefined;
-  if (made.leaseUntil !== null && starter && webhook) {
-    const claimed: ClaimedDelivery = {
-      ...webhook,
-      id: delivery.id,
-      attempts: 1,
-      notification_id: notification.id,
-      webhook_id: webhookId,
-      consecutive_failures: 0,
-      claimed_at: made.leaseUntil - starter.leaseMs,
-      payload: notification.payload,
-      occurred_at: notification.occurred_at,
-    };
-    afterCommit(trx, () => starter.startMade(claimed));
-    return made.status;
-  }
+  const status = await repo.insertDelivery(trx, delivery, queueNow);
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
-  await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
-  return made.status;
+  if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
+  return status;
 }
 
 /**
