@@ -1,0 +1,170 @@
+import Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aliveNode } from './support/fleet.js';
+import { dialect, startTestApp, type TestApp } from './support/harness.js';
+import {
+  enabledWebhook,
+  receiverAccess,
+  startCorrectReceiver,
+  type ReceiverWithSecret,
+} from './support/webhooks.js';
+
+/**
+ * What a notification costs the database, counted rather than timed (counts do not drift with the machine):
+ * for a burst of 100 changes, each one report, one event, one notification and one delivery, sent and its
+ * outcome recorded, the statements run, the commits, and the B-trees written. Each figure is held under a
+ * budget (docs/benchmarks.md#what-a-notification-writes), so a change that adds to the path fails here.
+ *
+ * B-trees written: for each statement that writes a table (insert, update, delete), the table and every
+ * index on it. An update writes only the indexes whose columns change, so this counts high for updates; it
+ * is the same method on both databases and from one commit to the next, which is what a budget needs.
+ */
+
+const CHANGES = 100;
+
+/**
+ * Per notification, at most: measured on this path (SQLite 14.6 statements, 1.27 commits, 42.4 B-trees;
+ * PostgreSQL 15.5, 1.27, 38.5), with a little room for the batching of outcomes to vary. Lower them as the
+ * path gets leaner; never raise them without a decision.
+ */
+const BUDGET = {
+  sqlite: { statements: 16, commits: 1.5, btrees: 45 },
+  postgres: { statements: 17, commits: 1.5, btrees: 42 },
+} as const;
+
+let t: TestApp;
+let endpoint: ReceiverWithSecret;
+let orgId: string;
+let counting = false;
+const statements: string[] = [];
+
+/** Every statement run in this process, while counting: better-sqlite3's, or pg's. */
+function countStatements(): void {
+  // The statements run, wherever they come from: the pg client, or better-sqlite3's prepared statements.
+  if (dialect === 'sqlite') {
+    const probe = new Sqlite(':memory:');
+    const proto = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, unknown>;
+    probe.close();
+    for (const method of ['run', 'get', 'all', 'iterate'] as const) {
+      const original = proto[method] as (...args: unknown[]) => unknown;
+      proto[method] = function (this: { source: string }, ...args: unknown[]) {
+        if (counting) statements.push(this.source);
+        return original.apply(this, args);
+      };
+    }
+    return;
+  }
+  const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = client.query;
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string };
+    if (counting) statements.push(typeof first === 'string' ? first : (first.text ?? ''));
+    return original.apply(this, args);
+  };
+}
+
+beforeAll(async () => {
+  countStatements();
+  endpoint = await startCorrectReceiver();
+  t = await startTestApp({ ...receiverAccess(), background: false });
+  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+});
+afterAll(async () => {
+  await t.close();
+  await endpoint.receiver.close();
+});
+
+/** The table a write statement writes, or undefined for a read. */
+function writtenTable(sql: string): string | undefined {
+  const match = /^\s*(?:with\b[\s\S]*?\)\s*)?(insert\s+into|update|delete\s+from)\s+"?([a-z_]+)"?/i.exec(sql);
+  return match?.[2];
+}
+
+async function indexCounts(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (dialect === 'sqlite') {
+    const rows = await t.ctx.db
+      .selectFrom('sqlite_master' as never)
+      .select(['tbl_name' as never, 'type' as never])
+      .execute();
+    for (const row of rows as { tbl_name: string; type: string }[]) {
+      if (row.type === 'index') counts.set(row.tbl_name, (counts.get(row.tbl_name) ?? 0) + 1);
+    }
+    return counts;
+  }
+  const { rows } = await sql<{ tablename: string; n: number }>`
+    select tablename, count(*)::int as n from pg_indexes where schemaname = current_schema() group by tablename
+  `.execute(t.ctx.db);
+  for (const row of rows) counts.set(row.tablename, row.n);
+  return counts;
+}
+
+describe('what a notification writes', () => {
+  it(`stays within its budget of statements, commits and B-trees for a burst of ${CHANGES}`, async () => {
+    const hook = await enabledWebhook(t, endpoint);
+    await t.request('POST', '/api/v1/mysubscriptions', {
+      body: {
+        name: 'T',
+        type: 'TUNNEL_STATE_CHANGE',
+        settings: { org_id: orgId },
+        channel_type: 'webhook',
+        channel_id: hook.id,
+      },
+    });
+    const nodes = [];
+    for (let i = 0; i < CHANGES; i += 1) {
+      nodes.push(
+        await aliveNode(t, `budget-${i}`, {
+          report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
+        }),
+      );
+    }
+    await t.dispatcher.runDue();
+    const indexes = await indexCounts();
+
+    counting = true;
+    for (const node of nodes) {
+      const res = await t.request('POST', '/api/v1/agent/report', {
+        key: null,
+        headers: { 'x-node-token': node.token },
+        body: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'TERMINATED' }] },
+      });
+      expect(res.status).toBe(200);
+    }
+    expect(await t.dispatcher.runDue()).toBe(CHANGES);
+    counting = false;
+
+    const delivered = await t.ctx.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('webhook_id', '=', hook.id)
+      .where('status', '=', 'delivered')
+      .executeTakeFirstOrThrow();
+    expect(Number(delivered.n)).toBe(2 * CHANGES);
+    const commits = statements.filter((sql) => /^\s*commit\b/i.test(sql)).length;
+    const btrees = statements
+      .map(writtenTable)
+      .filter((table): table is string => table !== undefined)
+      .reduce((sum, table) => sum + 1 + (indexes.get(table) ?? 0), 0);
+    const perNotification = {
+      statements: statements.length / CHANGES,
+      commits: commits / CHANGES,
+      btrees: btrees / CHANGES,
+    };
+    const byKind = new Map<string, number>();
+    for (const statement of statements) {
+      const table = writtenTable(statement);
+      const kind =
+        table ?? /^\s*(begin|commit|savepoint|release)/i.exec(statement)?.[1]?.toLowerCase() ?? 'read';
+      byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+    }
+    // The breakdown docs/benchmarks.md keeps, for whoever makes the path leaner.
+    console.log(`${dialect}: per notification`, perNotification, Object.fromEntries(byKind));
+    const budget = BUDGET[dialect];
+    expect(perNotification.statements).toBeLessThanOrEqual(budget.statements);
+    expect(perNotification.commits).toBeLessThanOrEqual(budget.commits);
+    expect(perNotification.btrees).toBeLessThanOrEqual(budget.btrees);
+  });
+});
