@@ -1,14 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aliveNode } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
-import {
-  correctEndpoint,
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
+import { deliveriesWaiting, startDeliveryFixture, type DeliveryFixture } from './support/delivery-fixture.js';
+import type { TestApp } from './support/harness.js';
+import { correctEndpoint, type ReceiverWithSecret } from './support/webhooks.js';
 
 /**
  * Whatever goes wrong between a delivery's claim and its answer is a failed attempt with its reason: it is
@@ -16,61 +10,22 @@ import {
  * (docs/rules/webhooks.md#deliveries). The dispatcher is driven by hand (runDue), on both databases.
  */
 
+let fx: DeliveryFixture;
 let t: TestApp;
 let endpoint: ReceiverWithSecret;
-let orgId: string;
-let nodes = 0;
 
 beforeAll(async () => {
-  endpoint = await startCorrectReceiver();
-  const access = receiverAccess();
   // A failure waits an hour: whatever goes out before then was made due by something else.
-  const env = { ...access.env, MAX_WEBHOOKS_PER_USER: '10', DELIVERY_RETRY_SCHEDULE: '1h' };
-  t = await startTestApp({ ...access, env, background: false });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  const env = { MAX_WEBHOOKS_PER_USER: '10', DELIVERY_RETRY_SCHEDULE: '1h' };
+  fx = await startDeliveryFixture({ env, background: false });
+  ({ t, endpoint } = fx);
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
+afterAll(() => fx.close());
 
-/** A verified webhook with an alert on new tunnels, and one notification for it waiting to be sent. */
+/** A verified webhook with one notification for it waiting to be sent. */
 async function oneDeliveryWaiting(): Promise<{ webhookId: string; deliveryId: string }> {
-  const { webhookId, deliveryIds } = await deliveriesWaiting(1);
+  const { webhookId, deliveryIds } = await deliveriesWaiting(fx);
   return { webhookId, deliveryId: deliveryIds[0]! };
-}
-
-/** A verified webhook with an alert on new tunnels, and `count` notifications for it waiting to be sent. */
-async function deliveriesWaiting(count: number): Promise<{ webhookId: string; deliveryIds: string[] }> {
-  endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
-  const hook = await enabledWebhook(t, endpoint, { name: `Hook ${nodes}` });
-  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: {
-      name: `Tunnels ${nodes}`,
-      type: 'TUNNEL_STATE_CHANGE',
-      settings: { org_id: orgId },
-      channel_type: 'webhook',
-      channel_id: hook.id,
-    },
-  });
-  expect(alert.status, alert.text).toBe(201);
-  nodes += 1;
-  const tunnels = Array.from({ length: count }, (_, i) => ({
-    key: `wg${i}`,
-    name: `wg${i}`,
-    state: 'CONNECTED',
-  }));
-  await aliveNode(t, `faulty-${nodes}`, { report: { tunnels } });
-  const deliveries = await t.ctx.db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('webhook_id', '=', hook.id)
-    .orderBy('id')
-    .execute();
-  expect(deliveries).toHaveLength(count);
-  // The alert is deleted so that later reports of other tests make nothing more for this webhook.
-  await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
-  return { webhookId: hook.id, deliveryIds: deliveries.map((delivery) => delivery.id) };
 }
 
 async function outcome(webhookId: string, deliveryId: string) {
@@ -159,7 +114,7 @@ describe('a delivery whose request throws', () => {
 describe('a probe that succeeds', () => {
   /** Five deliveries that failed together: one counted failure, and all of them waiting an hour. */
   async function afterAFailedBurst() {
-    const waiting = await deliveriesWaiting(5);
+    const waiting = await deliveriesWaiting(fx, 5);
     endpoint.receiver.handle((request, response) => {
       if (request.method !== 'POST') return correctEndpoint(() => endpoint.secret.value)(request, response);
       response.writeHead(503).end('busy');

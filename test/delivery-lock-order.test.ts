@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aliveNode } from './support/fleet.js';
-import { dialect, startTestApp, type TestApp } from './support/harness.js';
+import { deliveriesWaiting, startDeliveryFixture, type DeliveryFixture } from './support/delivery-fixture.js';
+import { dialect, type TestApp } from './support/harness.js';
 import { lockWaiters } from './support/locks.js';
-import {
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
 
 /**
  * One lock order for deliveries and their notifications: every writer changes a delivery, then its
@@ -17,40 +11,19 @@ import {
  * delivery for good.
  */
 
+let fx: DeliveryFixture;
 let t: TestApp;
-let endpoint: ReceiverWithSecret;
-let orgId: string;
 
 beforeAll(async () => {
-  endpoint = await startCorrectReceiver();
-  t = await startTestApp({ ...receiverAccess(), background: false });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  fx = await startDeliveryFixture({ background: false });
+  t = fx.t;
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
+afterAll(() => fx.close());
 
 describe('a hold and a success at once', () => {
   it('leaves a delivered delivery and its notification delivered', async () => {
-    const hook = await enabledWebhook(t, endpoint);
-    await t.request('POST', '/api/v1/mysubscriptions', {
-      body: {
-        name: 'T',
-        type: 'TUNNEL_STATE_CHANGE',
-        settings: { org_id: orgId },
-        channel_type: 'webhook',
-        channel_id: hook.id,
-      },
-    });
-    await aliveNode(t, 'gw-order', {
-      report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
-    });
-    const delivery = await t.ctx.db
-      .selectFrom('deliveries')
-      .select(['id', 'notification_id'])
-      .where('webhook_id', '=', hook.id)
-      .executeTakeFirstOrThrow();
+    const { webhookId, deliveryIds, notificationIds } = await deliveriesWaiting(fx);
+    const delivery = { id: deliveryIds[0]!, notification_id: notificationIds[0]! };
 
     // The success's transaction, written as a batch of successes writes it: the delivery, then its
     // notification; held open until the hold waits behind it.
@@ -73,7 +46,7 @@ describe('a hold and a success at once', () => {
       await released;
     });
     await wrote;
-    const edit = t.request('PUT', `/api/v1/webhook/${hook.id}`, {
+    const edit = t.request('PUT', `/api/v1/webhook/${webhookId}`, {
       body: { name: 'Edited during a success' },
     });
     if (dialect === 'postgres') await lockWaiters(t, 1);

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireAllHeld } from '../src/features/deliveries/release.js';
 import { pruneNotifications } from '../src/features/notifications/repo.js';
-import { aliveNode } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
-import {
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
+import { deliveriesWaiting, startDeliveryFixture, type DeliveryFixture } from './support/delivery-fixture.js';
+import type { TestApp } from './support/harness.js';
 
 /**
  * Retention never touches a delivery in flight: neither the expiry of held notifications nor the pruning of
@@ -17,50 +11,23 @@ import {
  */
 
 const DAY_MS = 86_400_000;
+let fx: DeliveryFixture;
 let t: TestApp;
-let endpoint: ReceiverWithSecret;
-let orgId: string;
 let whileInFlight: (() => Promise<void>) | undefined;
-let nodes = 0;
 
 beforeAll(async () => {
-  endpoint = await startCorrectReceiver();
-  const access = receiverAccess();
-  t = await startTestApp({
-    ...access,
+  fx = await startDeliveryFixture({
     background: false,
     pauses: { afterClaim: async () => whileInFlight?.() },
   });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  t = fx.t;
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
+afterAll(() => fx.close());
 
-/** A webhook with one delivery waiting, its alert deleted again so that nothing else is made for it. */
+/** A webhook with one delivery waiting. */
 async function oneDeliveryWaiting() {
-  nodes += 1;
-  const hook = await enabledWebhook(t, endpoint, { name: `Kept ${nodes}` });
-  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: {
-      name: 'Tunnels',
-      type: 'TUNNEL_STATE_CHANGE',
-      settings: { org_id: orgId },
-      channel_type: 'webhook',
-      channel_id: hook.id,
-    },
-  });
-  await aliveNode(t, `kept-${nodes}`, {
-    report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
-  });
-  await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
-  const delivery = await t.ctx.db
-    .selectFrom('deliveries')
-    .select(['id', 'notification_id'])
-    .where('webhook_id', '=', hook.id)
-    .executeTakeFirstOrThrow();
-  return { webhookId: hook.id, ...delivery };
+  const { webhookId, deliveryIds, notificationIds } = await deliveriesWaiting(fx);
+  return { webhookId, id: deliveryIds[0]!, notification_id: notificationIds[0]! };
 }
 
 async function statusOf(deliveryId: string) {

@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dispatcher } from '../src/features/deliveries/dispatcher.js';
-import { aliveNode } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
-import {
-  correctEndpoint,
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
+import { deliveriesWaiting, startDeliveryFixture, type DeliveryFixture } from './support/delivery-fixture.js';
+import type { TestApp } from './support/harness.js';
 
 /**
  * A lease covers the request: a run that stalled between its claim and its request (longer than half of
@@ -18,18 +11,13 @@ import {
  */
 
 const JOB_LEASE_MS = 400;
+let fx: DeliveryFixture;
 let t: TestApp;
-let endpoint: ReceiverWithSecret;
-let orgId: string;
 let duringStall: (() => Promise<void>) | undefined;
-let nodes = 0;
 
 beforeAll(async () => {
-  endpoint = await startCorrectReceiver();
-  const access = receiverAccess();
-  t = await startTestApp({
-    ...access,
-    env: { ...access.env, JOB_LEASE_MS: String(JOB_LEASE_MS), MAX_WEBHOOKS_PER_USER: '10' },
+  fx = await startDeliveryFixture({
+    env: { JOB_LEASE_MS: String(JOB_LEASE_MS), MAX_WEBHOOKS_PER_USER: '10' },
     background: false,
     pauses: {
       afterClaim: async () => {
@@ -39,40 +27,17 @@ beforeAll(async () => {
       },
     },
   });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  t = fx.t;
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
+afterAll(() => fx.close());
 
 async function oneDeliveryWaiting() {
-  nodes += 1;
-  endpoint.receiver.handle(correctEndpoint(() => endpoint.secret.value));
-  const hook = await enabledWebhook(t, endpoint, { name: `Stalled ${nodes}` });
-  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: {
-      name: 'T',
-      type: 'TUNNEL_STATE_CHANGE',
-      settings: { org_id: orgId },
-      channel_type: 'webhook',
-      channel_id: hook.id,
-    },
-  });
-  await aliveNode(t, `stalled-${nodes}`, {
-    report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
-  });
-  await t.request('DELETE', `/api/v1/mysubscriptions/${alert.body.id}`);
-  const delivery = await t.ctx.db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('webhook_id', '=', hook.id)
-    .executeTakeFirstOrThrow();
-  return { webhookId: hook.id, deliveryId: delivery.id };
+  const { webhookId, deliveryIds } = await deliveriesWaiting(fx);
+  return { webhookId, deliveryId: deliveryIds[0]! };
 }
 
 const posts = (deliveryId: string) =>
-  endpoint.receiver.requests.filter(
+  fx.endpoint.receiver.requests.filter(
     (r) => r.method === 'POST' && r.headers['x-service-delivery'] === deliveryId,
   ).length;
 

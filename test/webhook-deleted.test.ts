@@ -3,13 +3,13 @@ import { transaction } from '../src/db/transaction.js';
 import { createNotification } from '../src/features/notifications/create.js';
 import { findAlert } from '../src/features/notifications/repo.js';
 import { aliveNode } from './support/fleet.js';
-import { startTestApp, type TestApp } from './support/harness.js';
 import {
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
+  startDeliveryFixture,
+  tunnels,
+  webhookWithAlert,
+  type DeliveryFixture,
+} from './support/delivery-fixture.js';
+import type { TestApp } from './support/harness.js';
 
 /**
  * A webhook deleted before it sent what it had: every such notification ends `cancelled` with the reason
@@ -17,38 +17,14 @@ import {
  * deletion and wrote after it (docs/deliveries.md). The dispatcher does not run: nothing is sent meanwhile.
  */
 
+let fx: DeliveryFixture;
 let t: TestApp;
-let endpoint: ReceiverWithSecret;
-let orgId: string;
 
 beforeAll(async () => {
-  endpoint = await startCorrectReceiver();
-  t = await startTestApp({ ...receiverAccess(), background: false });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  fx = await startDeliveryFixture({ background: false });
+  t = fx.t;
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
-
-async function webhookWithAlert(name: string) {
-  const hook = await enabledWebhook(t, endpoint, { name });
-  const alert = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: {
-      name: `${name} tunnels`,
-      type: 'TUNNEL_STATE_CHANGE',
-      settings: { org_id: orgId },
-      channel_type: 'webhook',
-      channel_id: hook.id,
-    },
-  });
-  expect(alert.status, alert.text).toBe(201);
-  return { webhookId: hook.id, alertId: alert.body.id as string };
-}
-
-const tunnels = (...keys: string[]) => ({
-  tunnels: keys.map((key) => ({ key, name: key, state: 'CONNECTED' })),
-});
+afterAll(() => fx.close());
 
 async function notificationsOf(webhookId: string) {
   return t.ctx.db
@@ -61,9 +37,9 @@ async function notificationsOf(webhookId: string) {
 
 describe('a webhook deleted with force', () => {
   it('cancels what it had pending or held, in its own transaction', async () => {
-    const { webhookId } = await webhookWithAlert('Pending');
+    const { webhookId } = await webhookWithAlert(fx, 'Pending');
     await aliveNode(t, 'gw-pending', { report: tunnels('a', 'b') });
-    const held = await webhookWithAlert('Held');
+    const held = await webhookWithAlert(fx, 'Held');
     await t.request('PUT', `/api/v1/webhook/${held.webhookId}`, { body: { name: 'Held, edited' } });
     await aliveNode(t, 'gw-held', { report: tunnels('c') });
     // Each report notified both alerts: the enabled webhook's are pending, the edited one's held.
@@ -90,7 +66,7 @@ describe('a webhook deleted with force', () => {
   });
 
   it('cancels the notification of a producer that read its alert before the deletion and wrote after it', async () => {
-    const { webhookId, alertId } = await webhookWithAlert('Raced');
+    const { webhookId, alertId } = await webhookWithAlert(fx, 'Raced');
     // The producer's read: the alert, as matching found it before the deletion committed.
     const alert = (await findAlert(t.ctx.db, alertId))!;
     expect((await t.request('DELETE', `/api/v1/webhook/${webhookId}?force=true`)).status).toBe(200);

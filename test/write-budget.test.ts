@@ -3,13 +3,13 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aliveNode } from './support/fleet.js';
-import { dialect, startTestApp, type TestApp } from './support/harness.js';
 import {
-  enabledWebhook,
-  receiverAccess,
-  startCorrectReceiver,
-  type ReceiverWithSecret,
-} from './support/webhooks.js';
+  startDeliveryFixture,
+  tunnels,
+  webhookWithAlert,
+  type DeliveryFixture,
+} from './support/delivery-fixture.js';
+import { dialect, type TestApp } from './support/harness.js';
 
 /**
  * What a notification costs the database, counted rather than timed (counts do not drift with the machine):
@@ -34,9 +34,8 @@ const BUDGET = {
   postgres: { statements: 17, commits: 1.5, btrees: 42 },
 } as const;
 
+let fx: DeliveryFixture;
 let t: TestApp;
-let endpoint: ReceiverWithSecret;
-let orgId: string;
 let counting = false;
 const statements: string[] = [];
 
@@ -67,14 +66,10 @@ function countStatements(): void {
 
 beforeAll(async () => {
   countStatements();
-  endpoint = await startCorrectReceiver();
-  t = await startTestApp({ ...receiverAccess(), background: false });
-  orgId = (await t.request('GET', '/api/v1/user/me')).body.org_id as string;
+  fx = await startDeliveryFixture({ background: false });
+  t = fx.t;
 });
-afterAll(async () => {
-  await t.close();
-  await endpoint.receiver.close();
-});
+afterAll(() => fx.close());
 
 /** The table a write statement writes, or undefined for a read. */
 function writtenTable(sql: string): string | undefined {
@@ -103,23 +98,10 @@ async function indexCounts(): Promise<Map<string, number>> {
 
 describe('what a notification writes', () => {
   it(`stays within its budget of statements, commits and B-trees for a burst of ${CHANGES}`, async () => {
-    const hook = await enabledWebhook(t, endpoint);
-    await t.request('POST', '/api/v1/mysubscriptions', {
-      body: {
-        name: 'T',
-        type: 'TUNNEL_STATE_CHANGE',
-        settings: { org_id: orgId },
-        channel_type: 'webhook',
-        channel_id: hook.id,
-      },
-    });
+    const { webhookId } = await webhookWithAlert(fx);
     const nodes = [];
     for (let i = 0; i < CHANGES; i += 1) {
-      nodes.push(
-        await aliveNode(t, `budget-${i}`, {
-          report: { tunnels: [{ key: 'wg0', name: 'wg0', state: 'CONNECTED' }] },
-        }),
-      );
+      nodes.push(await aliveNode(t, `budget-${i}`, { report: tunnels('wg0') }));
     }
     await t.dispatcher.runDue();
     const indexes = await indexCounts();
@@ -139,7 +121,7 @@ describe('what a notification writes', () => {
     const delivered = await t.ctx.db
       .selectFrom('deliveries')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('webhook_id', '=', hook.id)
+      .where('webhook_id', '=', webhookId)
       .where('status', '=', 'delivered')
       .executeTakeFirstOrThrow();
     expect(Number(delivered.n)).toBe(2 * CHANGES);
