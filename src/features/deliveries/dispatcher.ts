@@ -45,6 +45,9 @@ interface Slot {
  */
 const NEW_WORK_COALESCE_MS = 25;
 
+/** One freed slot in this many is offered to every dispatcher rather than claimed again here at once. */
+const SHARE_EVERY = 16;
+
 /** An outcome that could not be written is tried again this often before the lease is left to run out. */
 const RECORD_TRIES = 3;
 
@@ -55,6 +58,8 @@ const RECORD_TRIES = 3;
  */
 export class Dispatcher {
   private readonly inFlight = new Map<Slot, { slot: Slot; done: Promise<unknown> }>();
+  /** Slots freed so far: every SHARE_EVERY-th is offered to every dispatcher (see `freed`). */
+  private freedSlots = 0;
   private wakeRequested = true;
   private wakeUp: (() => void) | undefined;
   private stopping = false;
@@ -208,10 +213,20 @@ export class Dispatcher {
     this.inFlight.set(slot, { slot, done });
   }
 
-  /** A slot is free, and the outcome may have opened or closed a gate: look again. */
+  /**
+   * A slot is free, and the outcome may have opened or closed a gate: look again. Every SHARE_EVERY-th freed
+   * slot is offered to every dispatcher instead (the wake every process hears; this one, busy, claims after
+   * its new-work wait), so one worker process does not keep a busy webhook's slots for as long as its work
+   * lasts, and the others get their share.
+   */
   private freed(slot: Slot): void {
     this.inFlight.delete(slot);
-    this.wake();
+    this.freedSlots += 1;
+    if (this.freedSlots % SHARE_EVERY !== 0) return this.wake();
+    this.ctx.jobs.wakeAfterCommit(this.ctx.db, DELIVERIES_WAKE).catch((error: unknown) => {
+      this.ctx.logger.warn({ err: error }, 'announcing a free delivery slot failed');
+      this.wake();
+    });
   }
 
   /**
