@@ -20,8 +20,6 @@ export interface DispatchPauses {
   inClaim?: () => Promise<void>;
   /** Between the claim's commit and the requests. */
   afterClaim?: (claimed: readonly ClaimedDelivery[]) => Promise<void>;
-  /** Before a stalled run renews its lease (see Dispatcher.leaseCoversRequest). */
-  beforeRenewal?: (delivery: ClaimedDelivery) => Promise<void>;
   /** Inside the outcome's transaction, after the webhook's row was read (and locked). */
   inOutcome?: (delivery: ClaimedDelivery, trx: Executor) => Promise<void>;
 }
@@ -259,7 +257,6 @@ export class Dispatcher {
    */
   private async leaseCoversRequest(slot: Slot): Promise<boolean> {
     if (performance.now() - slot.leasedAt <= this.ctx.config.jobLeaseMs / 2) return true;
-    await this.options.pauses?.beforeRenewal?.(slot.delivery);
     try {
       const now = databaseNow(this.ctx.db, this.ctx.clock);
       const renewed = await repo.renewLease(this.ctx.db, slot.delivery, now, this.leaseMs);
