@@ -12,10 +12,13 @@ import { holdPending, notInFlight, resumeHeld, type DeliveryScope } from './repo
  * of their gate, slots and state holds until the leases are written. See docs/deliveries.md#the-dispatcher.
  */
 
-/** A claimed delivery with what sending it needs. `attempts` is this run's fence. */
+/** A claimed delivery with what sending it needs. `lease_until` is this run's fence. */
 export interface ClaimedDelivery {
   id: string;
+  /** The requests recorded for it before this run's. */
   attempts: number;
+  /** This run's lease end, as stored: it fences the run's writes (repo.ts RunFence). */
+  lease_until: number;
   notification_id: string;
   webhook_id: string;
   /** The webhook's owner: a failure that may disable it locks the owner's row first. */
@@ -292,7 +295,7 @@ function pick(
 }
 
 /**
- * Leases the picked deliveries (`attempts + 1` is each run's fence) and reads what sending them needs: one
+ * Leases the picked deliveries (each lease's end is its run's fence) and reads what sending them needs: one
  * statement on PostgreSQL (the update as a WITH clause), two on SQLite, whose RETURNING cannot join.
  */
 async function lease(
@@ -308,6 +311,7 @@ async function lease(
   return claimed.map((row) => ({
     ...row,
     attempts: Number(row.attempts),
+    lease_until: Number(row.lease_until),
     consecutive_failures: Number(row.consecutive_failures),
     occurred_at: Number(row.occurred_at),
     claimed_at: Number(row.claimed_at),
@@ -321,7 +325,6 @@ const leaseUpdate = (trx: Executor, shape: LeaseShape) =>
     .updateTable('deliveries')
     .set((eb) => ({
       lease_until: eb(nowExpression(shape.byDatabase), '+', slot<number>('leaseMs')),
-      attempts: eb('attempts', '+', 1),
       retry_requested: 0,
     }))
     .where('id', 'in', slots<string>('picked', shape.count));
@@ -346,6 +349,7 @@ const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
     .select([
       'leased.id',
       'leased.attempts',
+      'leased.lease_until',
       'leased.notification_id',
       'leased.webhook_id',
       'webhooks.user_id',

@@ -232,14 +232,14 @@ export class Dispatcher {
    */
   private async deliver(slot: Slot): Promise<boolean> {
     const { ctx } = this;
-    const { delivery } = slot;
     if (!(await this.leaseCoversRequest(slot))) {
       ctx.logger.info(
-        { delivery: delivery.id, attempt: delivery.attempts },
+        { delivery: slot.delivery.id, attempt: slot.delivery.attempts + 1 },
         'delivery not sent: its lease ran out before the request started',
       );
       return false;
     }
+    const { delivery } = slot;
     const sent = await sendDelivery(ctx, delivery);
     ctx.alertMetrics.deliveryAttempt(sent.attempt.failure ?? 'success');
     const { recorded } = await this.record({ delivery, sent });
@@ -260,8 +260,10 @@ export class Dispatcher {
     try {
       const now = databaseNow(this.ctx.db, this.ctx.clock);
       const renewed = await repo.renewLease(this.ctx.db, slot.delivery, now, this.leaseMs);
-      if (renewed) slot.leasedAt = performance.now();
-      return renewed;
+      if (renewed === undefined) return false;
+      slot.delivery = { ...slot.delivery, lease_until: renewed };
+      slot.leasedAt = performance.now();
+      return true;
     } catch (error) {
       this.ctx.logger.error({ err: error, delivery: slot.delivery.id }, 'renewing a delivery lease failed');
       return false;
@@ -281,7 +283,7 @@ export class Dispatcher {
             : await recordOutcome(this.ctx, outcome, pause);
         if (!recorded.recorded) {
           this.ctx.logger.info(
-            { delivery: delivery.id, attempt: delivery.attempts },
+            { delivery: delivery.id, attempt: delivery.attempts + 1 },
             'delivery outcome not recorded: the delivery was taken over or removed meanwhile',
           );
         }

@@ -43,7 +43,7 @@ export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOut
       trx,
       outcomes.map(({ delivery, sent }) => ({
         id: delivery.id,
-        attempts: delivery.attempts,
+        lease_until: delivery.lease_until,
         attempt: sent.attempt,
       })),
       preparedNow(trx, ctx.clock),

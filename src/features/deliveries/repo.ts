@@ -24,22 +24,24 @@ export interface AttemptRecord {
 }
 
 /**
- * What fences a run's writes: the claim it made (`attempts` counts claims and never goes back) and a lease
- * neither given up nor run out. A run writes its outcome once, and never after a newer claim, its lease given
- * back, or its lease's end, whether or not another run has taken the delivery since.
+ * What fences a run's writes: the lease its claim took (or its renewal), which no other claim can take
+ * while it is live and every later claim moves forward, and which must not have run out. A run writes its
+ * outcome once, and never after a newer claim, its lease given back, or its lease's end, whether or not
+ * another run has taken the delivery since.
  */
 export interface RunFence {
   id: string;
-  attempts: number;
+  /** The run's lease end, as the claim (or the renewal) stored it. */
+  lease_until: number;
 }
 
-/** Whether a run still holds its delivery's latest claim; the row is locked with it on PostgreSQL. */
+/** Whether a run still holds its delivery's live lease; the row is locked with it on PostgreSQL. */
 export async function holdsClaim(trx: Executor, run: RunFence, now: RawBuilder<number>): Promise<boolean> {
   let query = trx
     .selectFrom('deliveries')
     .select('id')
     .where('id', '=', run.id)
-    .where('attempts', '=', run.attempts)
+    .where('lease_until', '=', run.lease_until)
     .where('lease_until', '>', now);
   if (isPostgres(trx)) query = query.forUpdate();
   return (await query.executeTakeFirst()) !== undefined;
@@ -64,8 +66,9 @@ export async function endLease(
   const delivered = changes.status === 'delivered';
   return trx
     .updateTable('deliveries')
-    .set({
+    .set((eb) => ({
       lease_until: null,
+      attempts: eb('attempts', '+', 1),
       // A retry asked for while this run's request was out: this run was it.
       retry_requested: 0,
       last_attempt_at: attempt.at,
@@ -74,9 +77,9 @@ export async function endLease(
       ...(changes.status === undefined ? {} : { status: changes.status }),
       ...(changes.nextAttemptAt === undefined ? {} : { next_attempt_at: changes.nextAttemptAt }),
       ...(delivered ? { delivered_at: attempt.at + attempt.durationMs, next_attempt_at: null } : {}),
-    })
+    }))
     .where('id', '=', run.id)
-    .where('attempts', '=', run.attempts)
+    .where('lease_until', '=', run.lease_until)
     .where('lease_until', '>', now)
     .returning(['notification_id', 'status'])
     .executeTakeFirst();
@@ -95,7 +98,7 @@ export async function endLeasesDelivered(
   if (runs.length === 0) return [];
   const rows = runs.map((run) => ({
     id: run.id,
-    attempts: run.attempts,
+    leaseUntil: run.lease_until,
     at: run.attempt.at,
     statusCode: run.attempt.statusCode,
     deliveredAt: run.attempt.at + run.attempt.durationMs,
@@ -114,15 +117,15 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: numbe
     Array.from(
       { length: shape.count },
       (_, k) =>
-        sql`(${slot('rows', k, 'id')}, ${bigint(k, 'attempts')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')}, ${bigint(k, 'deliveredAt')})`,
+        sql`(${slot('rows', k, 'id')}, ${bigint(k, 'leaseUntil')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')}, ${bigint(k, 'deliveredAt')})`,
     ),
   );
   return sql<{ id: string; notification_id: string }>`
     update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
-      next_attempt_at = null, last_error = null, last_attempt_at = v.column3,
-      last_status_code = v.column4, delivered_at = v.column5
+      attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
+      last_attempt_at = v.column3, last_status_code = v.column4, delivered_at = v.column5
     from (values ${values}) as v
-    where deliveries.id = v.column1 and deliveries.attempts = v.column2
+    where deliveries.id = v.column1 and deliveries.lease_until = v.column2
       and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
     returning deliveries.id, deliveries.notification_id`;
 });
@@ -458,8 +461,8 @@ export async function makePending(
 }
 
 /**
- * Gives unfinished runs back (at shutdown): their deliveries are due again at once. The claims still
- * count, so a run given back can never write over the run that claims the delivery next.
+ * Gives unfinished runs back (at shutdown): their deliveries are due again at once. A lease given back
+ * fences its run out, so it can never write over the run that claims the delivery next.
  */
 export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Promise<void> {
   if (runs.length === 0) return;
@@ -467,29 +470,31 @@ export async function releaseLeases(db: Executor, runs: readonly RunFence[]): Pr
     .updateTable('deliveries')
     .set({ lease_until: null })
     .where((eb) =>
-      eb.or(runs.map((run) => eb.and([eb('id', '=', run.id), eb('attempts', '=', run.attempts)]))),
+      eb.or(runs.map((run) => eb.and([eb('id', '=', run.id), eb('lease_until', '=', run.lease_until)]))),
     )
     .execute();
 }
 
 /**
  * A run about to send, long after its claim (a stall): its lease starts again from now, only while it is
- * still live and this run's. False when it ran out or was taken: then the run must not send.
+ * still live and this run's. Returns the new lease end, the run's fence from then on; undefined when it ran
+ * out or was taken: then the run must not send.
  */
 export async function renewLease(
   db: Executor,
   run: RunFence,
   now: RawBuilder<number>,
   leaseMs: number,
-): Promise<boolean> {
+): Promise<number | undefined> {
   const renewed = await db
     .updateTable('deliveries')
     .set((eb) => ({ lease_until: eb(now, '+', leaseMs) }))
     .where('id', '=', run.id)
-    .where('attempts', '=', run.attempts)
+    .where('lease_until', '=', run.lease_until)
     .where('lease_until', '>', now)
+    .returning('lease_until')
     .executeTakeFirst();
-  return Number(renewed.numUpdatedRows) === 1;
+  return renewed?.lease_until == null ? undefined : Number(renewed.lease_until);
 }
 
 /** A delivery under no live lease: no request for it is in flight. */
