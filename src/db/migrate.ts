@@ -25,6 +25,7 @@ import * as fleetHistory from './migrations/0022_fleet_history.js';
 import * as notificationsByOrg from './migrations/0023_notifications_by_org.js';
 import * as nodeResourceCounts from './migrations/0024_node_resource_counts.js';
 import * as nodeClientSettings from './migrations/0025_node_client_settings.js';
+import * as matchingVersion from './migrations/0026_matching_version.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0023_notifications_by_org': notificationsByOrg,
   '0024_node_resource_counts': nodeResourceCounts,
   '0025_node_client_settings': nodeClientSettings,
+  '0026_matching_version': matchingVersion,
 };
 
 export interface MigrationReport {

@@ -340,6 +340,12 @@ export interface FleetHistoryTable {
   services_unknown: number;
 }
 
+/** One row: moved by triggers whenever alerts, windows or a webhook's enabled state change (migration 0026). */
+export interface MatchingVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -365,6 +371,7 @@ export interface Database {
   notifications: NotificationsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  matching_version: MatchingVersionTable;
 }
 
 export type Db = Kysely<Database>;

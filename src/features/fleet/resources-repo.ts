@@ -11,6 +11,8 @@ export const GOOD_STATE = { tunnels: 'CONNECTED', services: 'HEALTHY' } as const
 
 export interface StoredWithSequence extends StoredResource {
   sequence: number;
+  /** A tunnel's peer node's state, read with it (null without a peer). */
+  peer_state?: string | null;
 }
 
 export async function resourcesOfNode(
@@ -27,8 +29,17 @@ export async function resourcesOfNode(
 const TUNNELS_OF_NODE = new Prepared((db: Executor) =>
   db
     .selectFrom('tunnels')
-    .select(['id', 'key', 'name', 'sequence', 'state', 'peer_node_id as peer'])
-    .where('node_id', '=', slot<string>('nodeId')),
+    .leftJoin('nodes as peer', 'peer.id', 'tunnels.peer_node_id')
+    .select([
+      'tunnels.id',
+      'tunnels.key',
+      'tunnels.name',
+      'tunnels.sequence',
+      'tunnels.state',
+      'tunnels.peer_node_id as peer',
+      'peer.node_state as peer_state',
+    ])
+    .where('tunnels.node_id', '=', slot<string>('nodeId')),
 );
 
 const SERVICES_OF_NODE = new Prepared((db: Executor) =>

@@ -8,7 +8,7 @@ import { startDelivery } from '../deliveries/start.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendByEmail } from './email-storm.js';
 import { organizationChain } from './org-chain.js';
-import { NODE_UNREACHABLE, nodeUnreachableBehind } from './suppression.js';
+import { NODE_UNREACHABLE, nodeUnreachableBehind, type StatesBehind } from './suppression.js';
 import {
   insertNotification,
   nodeName,
@@ -17,19 +17,24 @@ import {
   type WatchingAlert,
 } from './repo.js';
 
-/** Node names the caller already knows (by id), so the notification does not read them again. */
-export type KnownNodes = ReadonlyMap<string, string>;
+/** What the caller already read in this transaction, so that a notification does not read it again. */
+export interface Known {
+  /** Node names, by node id. */
+  names?: ReadonlyMap<string, string>;
+  /** The node states behind a tunnel's or a service's change, by the resource's id. */
+  statesBehind?: ReadonlyMap<string, StatesBehind>;
+}
 
-async function nodeNameOf(trx: Executor, event: EventRow, known: KnownNodes | undefined): Promise<string> {
+async function nodeNameOf(trx: Executor, event: EventRow, known: Known | undefined): Promise<string> {
   if (event.resource_kind === 'node') return event.resource_name;
-  return known?.get(event.node_id) ?? nodeName(trx, event.node_id);
+  return known?.names?.get(event.node_id) ?? nodeName(trx, event.node_id);
 }
 
 async function factsOf(
   ctx: AppContext,
   trx: Executor,
   event: EventRow,
-  known: KnownNodes | undefined,
+  known: Known | undefined,
 ): Promise<EventFacts> {
   const organization = (await organizationChain(ctx, trx, event.org_id))[0] ?? { id: event.org_id, name: '' };
   const nodeName = await nodeNameOf(trx, event, known);
@@ -65,10 +70,14 @@ export async function suppressionOf(
   alert: Pick<WatchingAlert, 'suppress_when_node_unreachable'>,
   event: EventRow,
   now: number,
+  known?: Known,
 ): Promise<Suppression | undefined> {
   const silence = await coveringSilence(ctx, trx, event, now);
   if (silence !== undefined) return { reason: MAINTENANCE, silenceId: silence.id };
-  if (alert.suppress_when_node_unreachable === 1 && (await nodeUnreachableBehind(trx, event)))
+  if (
+    alert.suppress_when_node_unreachable === 1 &&
+    (await nodeUnreachableBehind(trx, event, known?.statesBehind?.get(event.resource_id)))
+  )
     return { reason: NODE_UNREACHABLE, silenceId: null };
   return undefined;
 }
@@ -125,12 +134,12 @@ export async function createNotification(
   trx: Executor,
   alert: WatchingAlert,
   event: EventRow,
-  known?: KnownNodes,
+  known?: Known,
 ): Promise<void> {
   const now = ctx.clock.now();
   const facts = await factsOf(ctx, trx, event, known);
   const webhook = webhookOf(alert);
-  const suppressed = await suppressionOf(ctx, trx, alert, event, now);
+  const suppressed = await suppressionOf(ctx, trx, alert, event, now, known);
   const row = {
     id: newId(now),
     user_id: alert.user_id,

@@ -1,9 +1,10 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { resolvesIncident } from '../channels/render.js';
-import { createNotification, type KnownNodes } from './create.js';
+import { createNotification, type Known } from './create.js';
 import { organizationChain } from './org-chain.js';
-import { alertsOfTypeIn, type EventRow, type WatchingAlert } from './repo.js';
+import { matchingSnapshot, type MatchingSnapshot } from './matching-snapshot.js';
+import type { EventRow, WatchingAlert } from './repo.js';
 
 export const ALERT_CHECK = 'alerts.check';
 export interface AlertCheck {
@@ -26,11 +27,12 @@ export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
  * The alerts an event may notify: those of its type; and for a node's return to ALIVE also the PagerDuty
  * alerts on its headless time, whose incident that return closes (their dedup key is the alert and the node).
  */
-async function candidatesFor(trx: Executor, event: EventRow, orgIds: string[]): Promise<WatchingAlert[]> {
-  const ofType = await alertsOfTypeIn(trx, event.type, orgIds);
-  if (event.type !== 'NODE_STATE_CHANGE' || event.condition !== 'ALIVE') return ofType;
-  const headless = await alertsOfTypeIn(trx, 'HEADLESS_EXPIRY', orgIds);
-  return [...ofType, ...headless.filter((alert) => alert.channel_type === 'pagerduty')];
+function candidatesFor(snapshot: MatchingSnapshot, event: EventRow, orgIds: string[]): WatchingAlert[] {
+  const ofType = (type: string) =>
+    (snapshot.alertsByType.get(type) ?? []).filter((alert) => orgIds.includes(alert.org_id));
+  if (event.type !== 'NODE_STATE_CHANGE' || event.condition !== 'ALIVE') return ofType(event.type);
+  const headless = ofType('HEADLESS_EXPIRY').filter((alert) => alert.channel_type === 'pagerduty');
+  return [...ofType(event.type), ...headless];
 }
 
 /**
@@ -42,12 +44,14 @@ export async function notifyMatchingAlerts(
   ctx: AppContext,
   trx: Executor,
   events: readonly EventRow[],
-  known?: KnownNodes,
+  known?: Known,
 ): Promise<void> {
+  if (events.length === 0) return;
+  const snapshot = await matchingSnapshot(ctx, trx);
   for (const event of events) {
     const chain = await organizationChain(ctx, trx, event.org_id);
-    const candidates = await candidatesFor(
-      trx,
+    const candidates = candidatesFor(
+      snapshot,
       event,
       chain.map((org) => org.id),
     );

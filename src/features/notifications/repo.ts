@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { paginate } from '../../db/paginate.js';
-import { allColumns, Prepared, rowSlots, slot, slots } from '../../db/prepared.js';
+import { allColumns, Prepared, rowSlots, slot } from '../../db/prepared.js';
 import type { AlertsTable, Executor, FleetEventsTable, NotificationsTable } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
 import { attemptsOf } from '../deliveries/log-repo.js';
@@ -54,25 +54,10 @@ function watchingAlerts(db: Executor) {
     .select(ALERT_COLUMNS);
 }
 
-/**
- * The alerts of the event's type set on its organization or one above it (an index range on
- * (type, org_id), never a scan of all alerts); the caller applies include_child, scopes and conditions.
- */
-export async function alertsOfTypeIn(
-  db: Executor,
-  type: string,
-  orgIds: readonly string[],
-): Promise<WatchingAlert[]> {
-  if (orgIds.length === 0) return [];
-  return ALERTS_OF_TYPE_IN.execute(db, { orgs: orgIds.length }, { type, orgIds });
+/** Every alert, for the matching snapshot (matching-snapshot.ts), read again only when one changed. */
+export async function allAlerts(db: Executor): Promise<WatchingAlert[]> {
+  return watchingAlerts(db).orderBy('alerts.id').execute();
 }
-
-/** Compiled once per number of organizations: it runs for every event. */
-const ALERTS_OF_TYPE_IN = new Prepared((db: Executor, shape: { orgs: number }) =>
-  watchingAlerts(db)
-    .where('alerts.type', '=', slot<string>('type'))
-    .where('alerts.org_id', 'in', slots<string>('orgIds', shape.orgs)),
-);
 
 export async function findAlert(db: Executor, id: string): Promise<WatchingAlert | undefined> {
   return watchingAlerts(db).where('alerts.id', '=', id).executeTakeFirst();

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { organizationChain } from '../notifications/org-chain.js';
-import { openSilences, type SilenceRow } from './repo.js';
+import { matchingSnapshot } from '../notifications/matching-snapshot.js';
+import type { SilenceRow } from './repo.js';
 
 /** What a window is matched against: where and what the change is. */
 export interface Covered {
@@ -28,7 +29,8 @@ export async function coveringSilence(
   change: Covered,
   now: number,
 ): Promise<SilenceRow | undefined> {
-  const open = await openSilences(db, now);
+  const { silences } = await matchingSnapshot(ctx, db);
+  const open = silences.filter((silence) => silence.starts_at <= now && silence.ends_at > now);
   if (open.length === 0) return undefined;
   const chainIds = (await organizationChain(ctx, db, change.org_id)).map((org) => org.id);
   return open.filter((silence) => covers(silence, change, chainIds)).sort((a, b) => b.ends_at - a.ends_at)[0];

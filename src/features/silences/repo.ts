@@ -1,5 +1,4 @@
 import { paginate } from '../../db/paginate.js';
-import { Prepared, slot } from '../../db/prepared.js';
 import type { Executor, SilencesTable } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
 import { subtreeIds } from '../orgs/repo.js';
@@ -15,18 +14,10 @@ export async function findSilence(db: Executor, id: string): Promise<SilenceRow 
 }
 
 /** The windows open at `now` (few at any time: an index range on ends_at, then the start). */
-export async function openSilences(db: Executor, now: number): Promise<SilenceRow[]> {
-  return OPEN_SILENCES.execute(db, {}, { now });
+/** The windows not over at `now` (open, or still to come): the matching snapshot's. */
+export async function notEndedSilences(db: Executor, now: number): Promise<SilenceRow[]> {
+  return db.selectFrom('silences').selectAll().where('ends_at', '>', now).execute();
 }
-
-/** Compiled once: it runs for every notification. */
-const OPEN_SILENCES = new Prepared((db: Executor) =>
-  db
-    .selectFrom('silences')
-    .selectAll()
-    .where('ends_at', '>', slot<number>('now'))
-    .where('starts_at', '<=', slot<number>('now')),
-);
 
 export type SilenceState = 'upcoming' | 'active' | 'ended';
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../../context.js';
 import type { Executor } from '../../../db/types.js';
-import type { KnownNodes } from '../../notifications/create.js';
+import type { Known } from '../../notifications/create.js';
 import { notifyMatchingAlerts } from '../../notifications/matching.js';
 import { insertEvents, type FleetEventRow } from './repo.js';
 
@@ -12,7 +12,7 @@ export async function recordEvents(
   ctx: AppContext,
   trx: Executor,
   events: readonly FleetEventRow[],
-  known?: KnownNodes,
+  known?: Known,
 ): Promise<void> {
   if (events.length === 0) return;
   await insertEvents(trx, events);

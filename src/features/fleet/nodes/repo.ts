@@ -52,15 +52,25 @@ const UPDATE_NODE = new Prepared((db: Executor, shape: { given: (keyof NodeRow)[
 
 /**
  * The node, locked until the transaction ends (PostgreSQL: FOR UPDATE; SQLite has one writer anyway): two
- * reports of one node at once are applied one after the other.
+ * reports of one node at once are applied one after the other. With it, the version of what events are
+ * matched against (notifications/matching-snapshot.ts), so that a report reads nothing else before matching.
  */
-export async function lockNode(db: Executor, nodeId: string): Promise<NodeRow | undefined> {
+export async function lockNode(
+  db: Executor,
+  nodeId: string,
+): Promise<(NodeRow & { matching_version: number }) | undefined> {
   const [node] = await LOCK_NODE.execute(db, {}, { nodeId });
-  return node;
+  return node === undefined ? undefined : { ...node, matching_version: Number(node.matching_version) };
 }
 
 const LOCK_NODE = new Prepared((db: Executor) => {
-  const query = db.selectFrom('nodes').selectAll().where('id', '=', slot<string>('nodeId'));
+  const query = db
+    .selectFrom('nodes')
+    .selectAll()
+    .select((eb) =>
+      eb.selectFrom('matching_version').select('version').where('id', '=', 1).as('matching_version'),
+    )
+    .where('id', '=', slot<string>('nodeId'));
   return isPostgres(db) ? query.forUpdate() : query;
 });
 

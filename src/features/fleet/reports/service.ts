@@ -3,6 +3,8 @@ import { isoUtc } from '../../../lib/clock.js';
 import { newId } from '../../../lib/ids.js';
 import type { NodeRow } from '../nodes/repo.js';
 import { lockNode, updateNode } from '../nodes/repo.js';
+import { rememberMatchingVersion } from '../../notifications/matching-snapshot.js';
+import type { StatesBehind } from '../../notifications/suppression.js';
 import { recordEvents } from '../events/record.js';
 import * as resources from '../resources-repo.js';
 import {
@@ -74,6 +76,7 @@ export async function applyReport(
   await ctx.commits.run(async (trx) => {
     const node = await lockNode(trx, nodeId);
     if (node === undefined) return;
+    rememberMatchingVersion(trx, node.matching_version);
     await checkPeers(trx, report);
     const now = ctx.clock.now();
     const nodeResource = { kind: 'node' as const, id: node.id, name: node.name };
@@ -130,6 +133,8 @@ export async function applyReport(
       update.cert_not_after = notAfter;
     }
     update.sequence = nodeSequence;
+    // What is behind each tunnel's or service's change, as read with them: the node is ALIVE, by this report.
+    const statesBehind = new Map<string, StatesBehind>();
 
     for (const [table, list, type] of [
       [
@@ -159,6 +164,9 @@ export async function applyReport(
         added.map((resource) => ({ ...resource, peer_node_id: resource.peer, node_id: node.id, at: now })),
       );
       for (const resource of added) {
+        if (table === 'services') statesBehind.set(resource.id, { node: 'ALIVE', peer: undefined });
+        else if ((resource.peer ?? null) === null)
+          statesBehind.set(resource.id, { node: 'ALIVE', peer: null });
         changes.push({
           type,
           condition: resource.state,
@@ -169,7 +177,14 @@ export async function applyReport(
         });
       }
       for (const { stored: before, reported } of plan.changed) {
-        const sequence = (before as resources.StoredWithSequence).sequence + 1;
+        const { sequence: last, peer_state: peerState } = before as resources.StoredWithSequence;
+        const sequence = last + 1;
+        // The peer read with the tunnel, unless this report moved it: then its state is read when needed.
+        const peer = before.peer ?? null;
+        if (table === 'services') statesBehind.set(before.id, { node: 'ALIVE', peer: undefined });
+        else if ((reported.peer ?? null) === peer) {
+          statesBehind.set(before.id, { node: 'ALIVE', peer: peer === null ? null : (peerState ?? null) });
+        }
         await resources.updateResource(trx, table, before.id, {
           name: reported.name,
           state: reported.state,
@@ -215,7 +230,7 @@ export async function applyReport(
         occurred_at: now,
         detected_at: now,
       })),
-      new Map([[node.id, node.name]]),
+      { names: new Map([[node.id, node.name]]), statesBehind },
     );
   });
 }
