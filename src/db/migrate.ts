@@ -26,6 +26,7 @@ import * as notificationsByOrg from './migrations/0023_notifications_by_org.js';
 import * as nodeResourceCounts from './migrations/0024_node_resource_counts.js';
 import * as nodeClientSettings from './migrations/0025_node_client_settings.js';
 import * as matchingVersion from './migrations/0026_matching_version.js';
+import * as noPendingDeliveriesIndex from './migrations/0027_no_pending_deliveries_index.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0024_node_resource_counts': nodeResourceCounts,
   '0025_node_client_settings': nodeClientSettings,
   '0026_matching_version': matchingVersion,
+  '0027_no_pending_deliveries_index': noPendingDeliveriesIndex,
 };
 
 export interface MigrationReport {

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { afterCommit } from '../../db/transaction.js';
 import type { Db, Executor } from '../../db/types.js';
@@ -82,11 +81,20 @@ export function registerAlertMetrics(registry: Registry, db: Db, clock: Clock): 
     help: 'How long the oldest webhook delivery still pending has waited since it was made (0 when none).',
     registers: [registry],
     async collect() {
+      // Each webhook's oldest pending delivery is the first entry of its range of deliveries_webhook_idx.
       const row = await db
-        .selectFrom('deliveries')
-        .select((eb) => eb.fn.min('created_at').as('oldest'))
-        // A literal, so that the partial index of pending deliveries serves.
-        .where('status', '=', sql.lit('pending'))
+        .selectFrom('webhooks')
+        .select((eb) =>
+          eb.fn
+            .min(
+              eb
+                .selectFrom('deliveries')
+                .select((inner) => inner.fn.min('deliveries.created_at').as('first'))
+                .whereRef('deliveries.webhook_id', '=', 'webhooks.id')
+                .where('deliveries.status', '=', 'pending'),
+            )
+            .as('oldest'),
+        )
         .executeTakeFirst();
       const oldest = row?.oldest ?? null;
       this.set(oldest === null ? 0 : Math.max(0, clock.now() - Number(oldest)) / 1000);
