@@ -111,3 +111,39 @@ export async function committedTransactions(url: string, database: string): Prom
   const sql = 'select xact_commit as n from pg_stat_database where datname = $1';
   return Number((await query<{ n: string }>(url, sql, [database]))[0]?.n ?? 0);
 }
+
+/** What a stretch of work wrote: commits and rows in its database, and WAL bytes in the whole server. */
+export interface WriteCounters {
+  commits: number;
+  rows: number;
+  walBytes: number;
+}
+
+/** A backend reports its counts up to a second after it goes idle (PostgreSQL 15): read them after that. */
+const STATS_SETTLE_MS = 1_100;
+
+/**
+ * The counters now, once the last second's statistics are in. The WAL position is the server's: nothing
+ * else writes while a round runs (each measurement has the machine, and its database, to itself).
+ */
+export async function writeCounters(url: string, database: string): Promise<WriteCounters> {
+  await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
+  const sql =
+    'select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as rows, ' +
+    "pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') as wal from pg_stat_database where datname = $1";
+  const [row] = await query<{ commits: string; rows: string; wal: string }>(url, sql, [database]);
+  return {
+    commits: Number(row?.commits ?? 0),
+    rows: Number(row?.rows ?? 0),
+    walBytes: Number(row?.wal ?? 0),
+  };
+}
+
+/** Each counter's growth from `before` to `after`, divided by `per`. */
+export function writesPer(before: WriteCounters, after: WriteCounters, per: number): WriteCounters {
+  return {
+    commits: (after.commits - before.commits) / per,
+    rows: (after.rows - before.rows) / per,
+    walBytes: (after.walBytes - before.walBytes) / per,
+  };
+}

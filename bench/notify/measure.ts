@@ -49,6 +49,8 @@ export interface ThroughputRun {
   duplicates: number;
   badSignatures: number;
   failed: number;
+  /** PostgreSQL: commits, rows written and WAL bytes per notification, from the round's start to its end. */
+  writes?: pg.WriteCounters;
 }
 
 /** CPU µs per notification of the sending processes together, and of each, e.g. `service 310 + PostgreSQL 95`. */
@@ -136,11 +138,14 @@ export async function measureThroughput(name: string, d: Deployment, receiver: R
   const body = reportBody(round - 1);
   const sender = new ReportSender([d.api.baseUrl!], nodeToken, REPORTS_IN_FLIGHT);
   const plan = (k: number) => ({ node: nodes[k]!, body });
+  const counters = () => pg.writeCounters(d.postgres!.url, d.postgres!.name);
+  const before = d.postgres === undefined ? undefined : await counters();
   const run = await timeBurst(name, receiver, nodes.length, d.meters, async () => {
     const { startedAt, answeredAt } = await sendBurst(sender, nodes.length, plan, REPORTS_IN_FLIGHT);
     await sender.close();
     return { reportsMs: answeredAt - startedAt, failed: sender.failed };
   });
   await settled(d.api.api!);
-  return run;
+  if (before === undefined) return run;
+  return { ...run, writes: pg.writesPer(before, await counters(), run.notifications) };
 }

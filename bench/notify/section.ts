@@ -160,6 +160,21 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
       ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
       ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
+      ...r.compared(
+        `${c.name}: PostgreSQL commits per notification`,
+        to?.writes?.commits,
+        tt?.writes?.commits,
+      ),
+      ...r.compared(
+        `${c.name}: PostgreSQL rows written per notification`,
+        to?.writes?.rows,
+        tt?.writes?.rows,
+      ),
+      ...r.compared(
+        `${c.name}: PostgreSQL WAL bytes per notification`,
+        to?.writes?.walBytes,
+        tt?.writes?.walBytes,
+      ),
     ];
   });
 
@@ -191,6 +206,20 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       '(ms) | last notification (ms) | sending CPU per notification (µs) | runner CPU per notification (µs)',
     throughput,
     [0, 7],
+  );
+  const writeRows = [...rounds.all.keys()].flatMap((name) => {
+    const writes = rounds.median(name)?.writes;
+    if (writes === undefined) return [];
+    return [[name, writes.commits.toFixed(2), writes.rows.toFixed(2), r.whole(writes.walBytes)]];
+  });
+  r.addTable(
+    out,
+    'PostgreSQL writes per notification in the median throughput round, from `pg_stat_database` (commits; rows ' +
+      "inserted, updated and deleted) and `pg_current_wal_lsn()` (the server's WAL), read a second after the " +
+      'round settled',
+    'measurement | commits | rows written | WAL bytes',
+    writeRows,
+    [0],
   );
   r.addComparison(out, other?.label, comparison);
   return workers === undefined ? out : r.merge(out, workers);

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
+import { isPostgres } from '../../db/connect.js';
 import { databaseNow, preparedNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { lockUser, touchSubscriptions } from '../users/repo.js';
@@ -32,37 +33,37 @@ export interface RunOutcome {
  */
 
 /**
- * The successes of a moment, recorded in one transaction: each row on its own (one that is fenced out is
- * simply left, and sinks none of the others), the attempts and the notifications in one statement each.
- * None of them locks its webhook or can change whether it is enabled. One result per outcome, in order.
- * Successes that end a failing streak (a probe's) go by `recordOutcome`.
+ * The successes of a moment, recorded together: each row on its own (one that is fenced out is simply left,
+ * and sinks none of the others), then the attempts and the notifications of those that held their lease.
+ * On PostgreSQL that is one statement, committing by itself; on SQLite three in one transaction. None of
+ * them locks its webhook or can change whether it is enabled. One result per outcome, in order. Successes
+ * that end a failing streak (a probe's) go by `recordOutcome`.
  */
 export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOutcome[]): Promise<Recorded[]> {
-  return transaction(ctx.db, async (trx) => {
-    const rows = await repo.endLeasesDelivered(
-      trx,
-      outcomes.map(({ delivery, sent }) => ({
-        id: delivery.id,
-        lease_until: delivery.lease_until,
-        attempt: sent.attempt,
-      })),
-      preparedNow(trx, ctx.clock),
-    );
-    const byId = new Map(outcomes.map((outcome) => [outcome.delivery.id, outcome]));
-    const ended = rows.map((row) => ({ outcome: byId.get(row.id)!, notificationId: row.notification_id }));
-    await repo.insertAttempts(
-      trx,
-      ended.map((entry) => entry.outcome.sent.attempt),
-    );
-    await repo.setNotificationsStatus(
-      trx,
-      ended.map((entry) => entry.notificationId),
-      'delivered',
-    );
-    ctx.alertMetrics.notificationsEntered(trx, 'delivered', null, ended.length);
-    const recorded = new Set(ended.map((entry) => entry.outcome));
-    return outcomes.map((outcome): Recorded => ({ recorded: recorded.has(outcome) }));
-  });
+  const runs = outcomes.map(({ delivery, sent }) => ({
+    id: delivery.id,
+    lease_until: delivery.lease_until,
+    attempt: sent.attempt,
+  }));
+  const rows = isPostgres(ctx.db)
+    ? await repo.recordDeliveredAtOnce(ctx.db, runs, preparedNow(ctx.db, ctx.clock))
+    : await transaction(ctx.db, async (trx) => {
+        const ended = await repo.endLeasesDelivered(trx, runs, preparedNow(trx, ctx.clock));
+        const held = new Set(ended.map((row) => row.id));
+        await repo.insertAttempts(
+          trx,
+          runs.filter((run) => held.has(run.id)).map((run) => run.attempt),
+        );
+        await repo.setNotificationsStatus(
+          trx,
+          ended.map((row) => row.notification_id),
+          'delivered',
+        );
+        return ended;
+      });
+  ctx.alertMetrics.notificationsEntered(ctx.db, 'delivered', null, rows.length);
+  const recorded = new Set(rows.map((row) => row.id));
+  return outcomes.map((outcome): Recorded => ({ recorded: recorded.has(outcome.delivery.id) }));
 }
 
 /**

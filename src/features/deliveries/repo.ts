@@ -85,33 +85,42 @@ export async function endLease(
     .executeTakeFirst();
 }
 
+type SuccessfulRun = RunFence & { attempt: AttemptRecord };
+type DeliveredShape = { count: number; byDatabase: boolean };
+type Delivered = { id: string; notification_id: string };
+
+/** Runs one of the statements that record successes, with each run's values as they name them. */
+async function runDelivered(
+  statement: Prepared<Delivered, DeliveredShape, { rows: unknown[]; now: unknown }>,
+  db: Executor,
+  runs: readonly SuccessfulRun[],
+  now: PreparedNow,
+): Promise<Delivered[]> {
+  if (runs.length === 0) return [];
+  const rows = runs.map(({ id, lease_until, attempt }) => ({
+    id,
+    leaseUntil: lease_until,
+    at: attempt.at,
+    statusCode: attempt.statusCode,
+    deliveredAt: attempt.at + attempt.durationMs,
+    attemptId: attempt.id,
+    durationMs: attempt.durationMs,
+    response: attempt.response,
+  }));
+  return statement.execute(db, { count: runs.length, byDatabase: now.byDatabase }, { rows, now: now.now });
+}
+
 /**
  * Ends the leases of runs whose requests were answered 2xx, each fenced by its own claim, in one statement
  * (the same SQL on both databases: a VALUES list named by position, its values cast); returns the
  * delivery and notification of each run that still held its claim. The others are left as they are.
  */
-export async function endLeasesDelivered(
-  trx: Executor,
-  runs: readonly (RunFence & { attempt: AttemptRecord })[],
-  now: PreparedNow,
-): Promise<{ id: string; notification_id: string }[]> {
-  if (runs.length === 0) return [];
-  const rows = runs.map((run) => ({
-    id: run.id,
-    leaseUntil: run.lease_until,
-    at: run.attempt.at,
-    statusCode: run.attempt.statusCode,
-    deliveredAt: run.attempt.at + run.attempt.durationMs,
-  }));
-  return END_LEASES_DELIVERED.execute(
-    trx,
-    { count: runs.length, byDatabase: now.byDatabase },
-    { rows, now: now.now },
-  );
+export async function endLeasesDelivered(trx: Executor, runs: readonly SuccessfulRun[], now: PreparedNow) {
+  return runDelivered(END_LEASES_DELIVERED, trx, runs, now);
 }
 
 /** Compiled once per number of runs. */
-const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: number; byDatabase: boolean }) => {
+const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: DeliveredShape) => {
   const bigint = (index: number, column: string) => sql`cast(${slot('rows', index, column)} as bigint)`;
   const values = sql.join(
     Array.from(
@@ -120,7 +129,7 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: numbe
         sql`(${slot('rows', k, 'id')}, ${bigint(k, 'leaseUntil')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')}, ${bigint(k, 'deliveredAt')})`,
     ),
   );
-  return sql<{ id: string; notification_id: string }>`
+  return sql<Delivered>`
     update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
       attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
       last_attempt_at = v.column3, last_status_code = v.column4, delivered_at = v.column5
@@ -129,6 +138,52 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: { count: numbe
       and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
     returning deliveries.id, deliveries.notification_id`;
 });
+
+/**
+ * PostgreSQL: a batch of successes recorded in one statement, which commits by itself: the leases ended
+ * (each fenced by its own run's), their attempts logged and their notifications delivered, each written
+ * from the rows the first part changed, so deliveries are locked before their notifications as everywhere.
+ * Returns the delivery and notification of each run that still held its lease.
+ */
+export async function recordDeliveredAtOnce(db: Executor, runs: readonly SuccessfulRun[], now: PreparedNow) {
+  return runDelivered(RECORD_DELIVERED_AT_ONCE, db, runs, now);
+}
+
+/** Compiled once per number of runs. */
+const RECORD_DELIVERED_AT_ONCE = new Prepared(
+  (_db: Executor, shape: { count: number; byDatabase: boolean }) => {
+    const cast = (k: number, column: string, type: 'text' | 'bigint') =>
+      sql`cast(${slot('rows', k, column)} as ${sql.raw(type)})`;
+    const values = sql.join(
+      Array.from(
+        { length: shape.count },
+        (_, k) =>
+          sql`(${cast(k, 'id', 'text')}, ${cast(k, 'leaseUntil', 'bigint')}, ${cast(k, 'at', 'bigint')},
+          ${cast(k, 'statusCode', 'bigint')}, ${cast(k, 'deliveredAt', 'bigint')}, ${cast(k, 'attemptId', 'text')},
+          ${cast(k, 'durationMs', 'bigint')}, ${cast(k, 'response', 'text')})`,
+      ),
+    );
+    return sql<Delivered>`
+    with v (id, lease_until, at, status_code, delivered_at, attempt_id, duration_ms, response) as (
+      values ${values}
+    ), ended as (
+      update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
+        attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
+        last_attempt_at = v.at, last_status_code = v.status_code, delivered_at = v.delivered_at
+      from v
+      where deliveries.id = v.id and deliveries.lease_until = v.lease_until
+        and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
+      returning deliveries.id, deliveries.notification_id
+    ), logged as (
+      insert into delivery_attempts (id, delivery_id, at, duration_ms, status_code, failure, error, response)
+      select v.attempt_id, v.id, v.at, v.duration_ms, v.status_code, null, null, v.response
+      from v join ended on ended.id = v.id
+    ), told as (
+      update notifications set status = 'delivered' from ended where notifications.id = ended.notification_id
+    )
+    select id, notification_id from ended`;
+  },
+);
 
 export async function insertAttempts(db: Executor, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length > 0) await INSERT_ATTEMPTS.execute(db, { count: attempts.length }, { attempts });
