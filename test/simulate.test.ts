@@ -133,7 +133,9 @@ describe('edgewatch simulate', () => {
       new AbortController().signal,
     );
     expect(summary, lines.join('\n')).toMatchObject({ nodes: 4, reused: 3, registered: 1, errors: {} });
-    expect(summary.seconds).toBeGreaterThanOrEqual(1.5);
+    // Node's timers count whole milliseconds of the event loop's clock: one may end up to a millisecond
+    // before performance.now() says its time has come.
+    expect(summary.seconds).toBeGreaterThanOrEqual(1.5 - 0.002);
     expect(summary.reports).toBeGreaterThanOrEqual(8);
     expect(lines.at(-1)).toMatch(/^Simulated 4 nodes for 1\.\d s: /);
 
