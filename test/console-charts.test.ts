@@ -129,8 +129,12 @@ async function seedNotifications(userId: string, orgId: string, now: number) {
         last_error: null,
         created_at: at,
         delivered_at: failed ? null : at + 150 + (i % 10) * 90,
+        // A success is kept on the row, as the service keeps it; a failure is a row of the attempt log.
+        success_duration_ms: failed ? null : 150 + (i % 10) * 90,
+        success_response: null,
       })
       .execute();
+    if (!failed) continue;
     await ctx.db
       .insertInto('delivery_attempts')
       .values({

@@ -46,6 +46,10 @@ async function seed(userId: string, webhookId: string, rows: Seeded[]) {
       .execute();
     if (row.attempts === undefined) continue;
     const delivered = row.attempts.find(([, , code]) => code < 300);
+    // As the service keeps them: the last request on the row when it succeeded, the others in the log.
+    const last = row.attempts.at(-1)!;
+    const kept = last[2] < 300 ? last : undefined;
+    const logged = kept === undefined ? row.attempts : row.attempts.slice(0, -1);
     await t.ctx.db
       .insertInto('deliveries')
       .values({
@@ -54,19 +58,22 @@ async function seed(userId: string, webhookId: string, rows: Seeded[]) {
         webhook_id: webhookId,
         status: delivered === undefined ? 'failed' : 'delivered',
         attempts: row.attempts.length,
-        last_attempt_at: null,
+        last_attempt_at: last[0],
         next_attempt_at: null,
         lease_until: null,
-        last_status_code: null,
+        last_status_code: last[2],
         last_error: null,
         created_at: row.at,
-        delivered_at: row.attempts.at(-1)![0] + row.attempts.at(-1)![1],
+        delivered_at: last[0] + last[1],
+        success_duration_ms: kept?.[1] ?? null,
+        success_response: null,
       })
       .execute();
+    if (logged.length === 0) continue;
     await t.ctx.db
       .insertInto('delivery_attempts')
       .values(
-        row.attempts.map(([at, duration, code], i) => ({
+        logged.map(([at, duration, code], i) => ({
           id: `a-${id}-${i}`,
           delivery_id: `d-${id}`,
           at,

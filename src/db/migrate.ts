@@ -27,6 +27,7 @@ import * as nodeResourceCounts from './migrations/0024_node_resource_counts.js';
 import * as nodeClientSettings from './migrations/0025_node_client_settings.js';
 import * as matchingVersion from './migrations/0026_matching_version.js';
 import * as noPendingDeliveriesIndex from './migrations/0027_no_pending_deliveries_index.js';
+import * as successOnDelivery from './migrations/0028_success_on_delivery.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0025_node_client_settings': nodeClientSettings,
   '0026_matching_version': matchingVersion,
   '0027_no_pending_deliveries_index': noPendingDeliveriesIndex,
+  '0028_success_on_delivery': successOnDelivery,
 };
 
 export interface MigrationReport {

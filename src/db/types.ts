@@ -153,6 +153,9 @@ export interface DeliveriesTable {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+  /** Its last success, kept on the row until a replay logs it (with last_attempt_at, last_status_code). */
+  success_duration_ms: number | null;
+  success_response: string | null;
 }
 
 export interface DeliveryAttemptsTable {

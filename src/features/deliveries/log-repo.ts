@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { paginate } from '../../db/paginate.js';
 import type { DeliveryStatus, Executor } from '../../db/types.js';
 import type { Page, PageRequest } from '../../http/lists.js';
@@ -55,13 +56,33 @@ export async function findDelivery(
 
 export type DeliveryAttemptRow = Awaited<ReturnType<typeof attemptsOf>>[number];
 
-/** Every request made for these deliveries, oldest first. */
+/**
+ * Every request made for these deliveries, oldest first: the log's rows, and the success a delivery keeps
+ * on its own row until a replay logs it (migration 0028).
+ */
 export async function attemptsOf(db: Executor, deliveryIds: readonly string[]) {
   if (deliveryIds.length === 0) return [];
-  return db
+  const logged = db
     .selectFrom('delivery_attempts')
+    .select(['id', 'delivery_id', 'at', 'duration_ms', 'status_code', 'failure', 'error', 'response'])
+    .where('delivery_id', 'in', deliveryIds);
+  const kept = db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      'id',
+      'id as delivery_id',
+      eb.fn.coalesce('last_attempt_at', eb.lit(0)).as('at'),
+      eb.fn.coalesce('success_duration_ms', eb.lit(0)).as('duration_ms'),
+      'last_status_code as status_code',
+      sql<string | null>`null`.as('failure'),
+      sql<string | null>`null`.as('error'),
+      'success_response as response',
+    ])
+    .where('id', 'in', deliveryIds)
+    .where('success_duration_ms', 'is not', null);
+  return db
+    .selectFrom(logged.unionAll(kept).as('attempts'))
     .selectAll()
-    .where('delivery_id', 'in', deliveryIds)
     .orderBy('at')
     .orderBy('id')
     .execute();

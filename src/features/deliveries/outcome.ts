@@ -34,8 +34,9 @@ export interface RunOutcome {
 
 /**
  * The successes of a moment, recorded together: each row on its own (one that is fenced out is simply left,
- * and sinks none of the others), then the attempts and the notifications of those that held their lease.
- * On PostgreSQL that is one statement, committing by itself; on SQLite three in one transaction. None of
+ * and sinks none of the others), its request kept on it (a success is not a row of the attempt log), then
+ * the notifications of those that held their lease.
+ * On PostgreSQL that is one statement, committing by itself; on SQLite two in one transaction. None of
  * them locks its webhook or can change whether it is enabled. One result per outcome, in order. Successes
  * that end a failing streak (a probe's) go by `recordOutcome`.
  */
@@ -49,11 +50,6 @@ export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOut
     ? await repo.recordDeliveredAtOnce(ctx.db, runs, preparedNow(ctx.db, ctx.clock))
     : await transaction(ctx.db, async (trx) => {
         const ended = await repo.endLeasesDelivered(trx, runs, preparedNow(trx, ctx.clock));
-        const held = new Set(ended.map((row) => row.id));
-        await repo.insertAttempts(
-          trx,
-          runs.filter((run) => held.has(run.id)).map((run) => run.attempt),
-        );
         await repo.setNotificationsStatus(
           trx,
           ended.map((row) => row.notification_id),
@@ -99,7 +95,6 @@ async function recordProbeSuccess(
     attempt: sent.attempt,
   });
   if (ended === undefined) return false;
-  await repo.insertAttempts(trx, [sent.attempt]);
   await repo.setNotificationStatus(trx, ended.notification_id, 'delivered');
   await resumeEndpoint(ctx, trx, delivery.webhook_id);
   ctx.alertMetrics.notificationsEntered(trx, 'delivered', null);

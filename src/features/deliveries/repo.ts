@@ -76,7 +76,14 @@ export async function endLease(
       last_error: attempt.error,
       ...(changes.status === undefined ? {} : { status: changes.status }),
       ...(changes.nextAttemptAt === undefined ? {} : { next_attempt_at: changes.nextAttemptAt }),
-      ...(delivered ? { delivered_at: attempt.at + attempt.durationMs, next_attempt_at: null } : {}),
+      ...(delivered
+        ? {
+            delivered_at: attempt.at + attempt.durationMs,
+            next_attempt_at: null,
+            success_duration_ms: attempt.durationMs,
+            success_response: attempt.response,
+          }
+        : {}),
     }))
     .where('id', '=', run.id)
     .where('lease_until', '=', run.lease_until)
@@ -103,7 +110,6 @@ async function runDelivered(
     at: attempt.at,
     statusCode: attempt.statusCode,
     deliveredAt: attempt.at + attempt.durationMs,
-    attemptId: attempt.id,
     durationMs: attempt.durationMs,
     response: attempt.response,
   }));
@@ -126,13 +132,15 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: DeliveredShape
     Array.from(
       { length: shape.count },
       (_, k) =>
-        sql`(${slot('rows', k, 'id')}, ${bigint(k, 'leaseUntil')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')}, ${bigint(k, 'deliveredAt')})`,
+        sql`(${slot('rows', k, 'id')}, ${bigint(k, 'leaseUntil')}, ${bigint(k, 'at')}, ${bigint(k, 'statusCode')},
+          ${bigint(k, 'deliveredAt')}, ${bigint(k, 'durationMs')}, cast(${slot('rows', k, 'response')} as text))`,
     ),
   );
   return sql<Delivered>`
     update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
       attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
-      last_attempt_at = v.column3, last_status_code = v.column4, delivered_at = v.column5
+      last_attempt_at = v.column3, last_status_code = v.column4, delivered_at = v.column5,
+      success_duration_ms = v.column6, success_response = v.column7
     from (values ${values}) as v
     where deliveries.id = v.column1 and deliveries.lease_until = v.column2
       and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
@@ -141,7 +149,7 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: DeliveredShape
 
 /**
  * PostgreSQL: a batch of successes recorded in one statement, which commits by itself: the leases ended
- * (each fenced by its own run's), their attempts logged and their notifications delivered, each written
+ * (each fenced by its own run's, the success kept on the row) and their notifications delivered, written
  * from the rows the first part changed, so deliveries are locked before their notifications as everywhere.
  * Returns the delivery and notification of each run that still held its lease.
  */
@@ -159,25 +167,22 @@ const RECORD_DELIVERED_AT_ONCE = new Prepared(
         { length: shape.count },
         (_, k) =>
           sql`(${cast(k, 'id', 'text')}, ${cast(k, 'leaseUntil', 'bigint')}, ${cast(k, 'at', 'bigint')},
-          ${cast(k, 'statusCode', 'bigint')}, ${cast(k, 'deliveredAt', 'bigint')}, ${cast(k, 'attemptId', 'text')},
-          ${cast(k, 'durationMs', 'bigint')}, ${cast(k, 'response', 'text')})`,
+          ${cast(k, 'statusCode', 'bigint')}, ${cast(k, 'deliveredAt', 'bigint')}, ${cast(k, 'durationMs', 'bigint')},
+          ${cast(k, 'response', 'text')})`,
       ),
     );
     return sql<Delivered>`
-    with v (id, lease_until, at, status_code, delivered_at, attempt_id, duration_ms, response) as (
+    with v (id, lease_until, at, status_code, delivered_at, duration_ms, response) as (
       values ${values}
     ), ended as (
       update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
         attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
-        last_attempt_at = v.at, last_status_code = v.status_code, delivered_at = v.delivered_at
+        last_attempt_at = v.at, last_status_code = v.status_code, delivered_at = v.delivered_at,
+        success_duration_ms = v.duration_ms, success_response = v.response
       from v
       where deliveries.id = v.id and deliveries.lease_until = v.lease_until
         and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
       returning deliveries.id, deliveries.notification_id
-    ), logged as (
-      insert into delivery_attempts (id, delivery_id, at, duration_ms, status_code, failure, error, response)
-      select v.attempt_id, v.id, v.at, v.duration_ms, v.status_code, null, null, v.response
-      from v join ended on ended.id = v.id
     ), told as (
       update notifications set status = 'delivered' from ended where notifications.id = ended.notification_id
     )
@@ -479,6 +484,39 @@ export async function resumeHeld(db: Executor, webhookId: string, now: RawBuilde
  * Deliveries due again from `now`, with their notifications pending; only those still in a status of
  * `from` (read by the caller before its transaction, so a change meanwhile wins). Returns how many.
  */
+/**
+ * A delivery sent again keeps its last success in the attempt log from now on: the columns that held it on
+ * the row are emptied into a row of `delivery_attempts` (whose id is the delivery's and the request's time).
+ * Only for rows the caller's statement just changed, and so holds locked.
+ */
+async function logKeptSuccesses(db: Executor, deliveryIds: readonly string[]): Promise<void> {
+  await db
+    .insertInto('delivery_attempts')
+    .columns(['id', 'delivery_id', 'at', 'duration_ms', 'status_code', 'failure', 'error', 'response'])
+    .expression((eb) =>
+      eb
+        .selectFrom('deliveries')
+        .select((inner) => [
+          sql<string>`${inner.ref('id')} || '-' || cast(${inner.ref('last_attempt_at')} as text)`.as('id'),
+          'id as delivery_id',
+          inner.fn.coalesce('last_attempt_at', inner.lit(0)).as('at'),
+          inner.fn.coalesce('success_duration_ms', inner.lit(0)).as('duration_ms'),
+          'last_status_code',
+          sql<null>`null`.as('failure'),
+          sql<null>`null`.as('error'),
+          'success_response',
+        ])
+        .where('id', 'in', deliveryIds)
+        .where('success_duration_ms', 'is not', null),
+    )
+    .execute();
+  await db
+    .updateTable('deliveries')
+    .set({ success_duration_ms: null, success_response: null })
+    .where('id', 'in', deliveryIds)
+    .execute();
+}
+
 export async function makePending(
   db: Executor,
   deliveries: readonly { id: string; notification_id: string }[],
@@ -498,10 +536,14 @@ export async function makePending(
         chunk.map((delivery) => delivery.id),
       )
       .where('status', 'in', from)
-      .returning('notification_id')
+      .returning(['id', 'notification_id'])
       .execute();
     if (moved.length === 0) continue;
     changed += moved.length;
+    await logKeptSuccesses(
+      db,
+      moved.map((row) => row.id),
+    );
     await db
       .updateTable('notifications')
       .set({ status: 'pending' })

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor, NotificationStatus } from '../../db/types.js';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Database, Executor, NotificationStatus } from '../../db/types.js';
 
 /**
  * The queries behind the notification statistics; both read the window by (user_id, created_at), or for
@@ -45,25 +45,36 @@ export async function countsByStep(
  * at most `limit`: when its notification was made, and the time from the event to the first 2xx answer (a
  * replay answered later does not move it).
  */
+type FirstAnswerScope = Database & { d: Database['deliveries'] };
+
 export async function deliveryLatencies(
   db: Executor,
   window: StatsWindow,
   limit: number,
 ): Promise<{ created_at: number; latency_ms: number }[]> {
+  // The first 2xx answer: one in the attempt log (a success a replay logged) comes before the success a
+  // delivery keeps on its row (migration 0028).
+  const firstAnswer = (eb: ExpressionBuilder<FirstAnswerScope, 'd'>) =>
+    eb.fn.coalesce(
+      eb
+        .selectFrom('delivery_attempts as a')
+        .select(sql<number>`min(a.at + a.duration_ms)`.as('first'))
+        .whereRef('a.delivery_id', '=', 'd.id')
+        .where('a.status_code', '>=', 200)
+        .where('a.status_code', '<', 300),
+      sql<number>`d.last_attempt_at + d.success_duration_ms`,
+    );
   const rows = await db
     .selectFrom('notifications as n')
     .innerJoin('deliveries as d', 'd.notification_id', 'n.id')
-    .innerJoin('delivery_attempts as a', 'a.delivery_id', 'd.id')
-    .select([
+    .select((eb) => [
       'n.created_at as created_at',
-      sql<number>`min(a.at + a.duration_ms) - n.occurred_at`.as('latency_ms'),
+      sql<number>`${firstAnswer(eb)} - n.occurred_at`.as('latency_ms'),
     ])
+    .where((eb) => eb(firstAnswer(eb), 'is not', null))
     .where(whoseAre(window, 'n.'))
     .where('n.created_at', '>=', window.start)
     .where('n.created_at', '<', window.to)
-    .where('a.status_code', '>=', 200)
-    .where('a.status_code', '<', 300)
-    .groupBy(['d.id', 'n.created_at', 'n.occurred_at'])
     .orderBy('n.created_at')
     .limit(limit)
     .execute();
