@@ -1,3 +1,4 @@
+import type { Expression } from 'kysely';
 import { givenColumns, Prepared, rowSlots, rowsSlots, slot } from '../../db/prepared.js';
 import type { Executor } from '../../db/types.js';
 import type { StoredResource } from './reports/diff.js';
@@ -15,19 +16,18 @@ export interface StoredWithSequence extends StoredResource {
   peer_state?: string | null;
 }
 
-export async function resourcesOfNode(
-  db: Executor,
-  table: ResourceTable,
-  nodeId: string,
-): Promise<StoredWithSequence[]> {
-  return table === 'tunnels'
-    ? TUNNELS_OF_NODE.execute(db, {}, { nodeId })
-    : SERVICES_OF_NODE.execute(db, {}, { nodeId });
-}
-
-// The statements of every applied report, compiled once.
-const TUNNELS_OF_NODE = new Prepared((db: Executor) =>
-  db
+/**
+ * A node's tunnels (with each one's peer's state) or services, as a report compares them with what it
+ * says: read with the node (nodes/repo.ts lockNode).
+ */
+export function resourcesOfNodeQuery(db: Executor, table: ResourceTable, nodeId: Expression<string>) {
+  if (table === 'services') {
+    return db
+      .selectFrom('services')
+      .select(['id', 'key', 'name', 'sequence', 'status as state'])
+      .where('node_id', '=', nodeId);
+  }
+  return db
     .selectFrom('tunnels')
     .leftJoin('nodes as peer', 'peer.id', 'tunnels.peer_node_id')
     .select([
@@ -39,15 +39,8 @@ const TUNNELS_OF_NODE = new Prepared((db: Executor) =>
       'tunnels.peer_node_id as peer',
       'peer.node_state as peer_state',
     ])
-    .where('tunnels.node_id', '=', slot<string>('nodeId')),
-);
-
-const SERVICES_OF_NODE = new Prepared((db: Executor) =>
-  db
-    .selectFrom('services')
-    .select(['id', 'key', 'name', 'sequence', 'status as state'])
-    .where('node_id', '=', slot<string>('nodeId')),
-);
+    .where('tunnels.node_id', '=', nodeId);
+}
 
 export interface NewResource {
   id: string;

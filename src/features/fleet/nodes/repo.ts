@@ -8,6 +8,9 @@ import { ordered } from './list-order.js';
 import type { NodeSort } from './schemas.js';
 import { subtreeIds } from '../../orgs/repo.js';
 import { likePattern } from '../../../db/like.js';
+import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
+import { resourcesOfNodeQuery, type StoredWithSequence } from '../resources-repo.js';
 
 export type NodeRow = NodesTable;
 
@@ -50,28 +53,54 @@ const UPDATE_NODE = new Prepared((db: Executor, shape: { given: (keyof NodeRow)[
   db.updateTable('nodes').set(rowSlots<NodeRow>('changes', shape.given)).where('id', '=', slot<string>('id')),
 );
 
+/** What a report reads of its node's tunnels or services, with the node (resources-repo.ts StoredWithSequence). */
+export type LockedNode = NodeRow & {
+  matching_version: number;
+  tunnels?: StoredWithSequence[];
+  services?: StoredWithSequence[];
+};
+
 /**
  * The node, locked until the transaction ends (PostgreSQL: FOR UPDATE; SQLite has one writer anyway): two
  * reports of one node at once are applied one after the other. With it, the version of what events are
- * matched against (notifications/matching-snapshot.ts), so that a report reads nothing else before matching.
+ * matched against (notifications/matching-snapshot.ts) and, when asked, its tunnels or services, so that a
+ * report reads nothing else before it writes.
  */
 export async function lockNode(
   db: Executor,
   nodeId: string,
-): Promise<(NodeRow & { matching_version: number }) | undefined> {
-  const [node] = await LOCK_NODE.execute(db, {}, { nodeId });
-  return node === undefined ? undefined : { ...node, matching_version: Number(node.matching_version) };
+  withResources: { tunnels?: boolean; services?: boolean } = {},
+): Promise<LockedNode | undefined> {
+  const shape = { tunnels: withResources.tunnels === true, services: withResources.services === true };
+  const [row] = await LOCK_NODE.execute(db, shape, { nodeId });
+  if (row === undefined) return undefined;
+  const node: LockedNode = { ...row, matching_version: Number(row.matching_version) };
+  for (const table of ['tunnels', 'services'] as const) {
+    const list = (row as Record<string, unknown>)[table];
+    if (shape[table])
+      node[table] = (typeof list === 'string' ? JSON.parse(list) : list) as StoredWithSequence[];
+    else delete node[table];
+  }
+  return node;
 }
 
-const LOCK_NODE = new Prepared((db: Executor) => {
-  const query = db
+const LOCK_NODE = new Prepared((db: Executor, shape: { tunnels: boolean; services: boolean }) => {
+  const jsonArrayFrom = isPostgres(db) ? postgresJsonArray : sqliteJsonArray;
+  let query = db
     .selectFrom('nodes')
-    .selectAll()
+    .selectAll('nodes')
     .select((eb) =>
       eb.selectFrom('matching_version').select('version').where('id', '=', 1).as('matching_version'),
     )
-    .where('id', '=', slot<string>('nodeId'));
-  return isPostgres(db) ? query.forUpdate() : query;
+    .where('nodes.id', '=', slot<string>('nodeId'));
+  for (const table of ['tunnels', 'services'] as const) {
+    if (shape[table]) {
+      query = query.select(() =>
+        jsonArrayFrom(resourcesOfNodeQuery(db, table, sql.ref('nodes.id'))).as(table),
+      );
+    }
+  }
+  return isPostgres(db) ? query.forUpdate('nodes') : query;
 });
 
 /** What the report route needs of the node a token belongs to: a lookup for every report. */

@@ -74,7 +74,10 @@ export async function applyReport(
   digests = reportDigests(report),
 ): Promise<void> {
   await ctx.commits.run(async (trx) => {
-    const node = await lockNode(trx, nodeId);
+    const node = await lockNode(trx, nodeId, {
+      tunnels: (report.tunnels?.length ?? 0) > 0,
+      services: (report.services?.length ?? 0) > 0,
+    });
     if (node === undefined) return;
     rememberMatchingVersion(trx, node.matching_version);
     await checkPeers(trx, report);
@@ -154,7 +157,8 @@ export async function applyReport(
       ],
     ] as const) {
       if (list === undefined || list.length === 0) continue;
-      const stored = await resources.resourcesOfNode(trx, table, node.id);
+      // Read with the node, which was asked for them because the report lists them.
+      const stored = node[table]!;
       const plan = planResources(stored, list);
       const kind = table === 'tunnels' ? 'tunnel' : 'service';
       const added = plan.added.map((resource) => ({ ...resource, id: newId(now) }));
