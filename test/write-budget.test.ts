@@ -28,15 +28,17 @@ const CHANGES = 100;
 
 /**
  * Per notification, at most: measured on this path (SQLite 10.5 statements, 1.27 commits, 21.8 B-trees,
- * 115.5 kB of log; PostgreSQL 10.7, 1.14, 54.5), with a little room for the batching of outcomes and for
- * page splits to vary. Lower them as the path gets leaner; never raise them without a decision.
+ * 115.5 kB of log; PostgreSQL 11.3, 1.27, 54.5), with a little room for the batching of outcomes and for
+ * page splits to vary. Lower them as the path gets leaner; never raise them without a decision. (PostgreSQL's
+ * went back up by a third of a statement and 0.13 commits when two paths of its own, which paid less than
+ * 1.15 ×, were taken out again: docs/benchmarks.md#what-a-notification-writes.)
  */
 const BUDGET: Record<
   typeof dialect,
   { statements: number; commits: number; btrees: number; walBytes?: number }
 > = {
   sqlite: { statements: 11, commits: 1.35, btrees: 22.5, walBytes: 120_000 },
-  postgres: { statements: 11.2, commits: 1.2, btrees: 56 },
+  postgres: { statements: 11.5, commits: 1.35, btrees: 56 },
 };
 
 let fx: DeliveryFixture;

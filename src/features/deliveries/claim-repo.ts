@@ -75,9 +75,7 @@ const asked = (eb: DeliveryScope) => eb('deliveries.retry_requested', '=', sql.l
  * Leases up to `limit` sendable deliveries, never more per webhook than its free slots, none to a webhook
  * that is disabled or waiting for its retry time (unless its owner asked to retry that delivery now). On
  * the way it puts right what a producer racing a change of the webhook's state left: pending deliveries at
- * a disabled webhook are held, held ones at an enabled webhook are due. Runs in the caller's transaction:
- * on PostgreSQL two statements (the lock, then `leaseAtOnce`) besides any such repair; on SQLite, whose
- * statements cost no round trip, one per step.
+ * a disabled webhook are held, held ones at an enabled webhook are due. Runs in the caller's transaction.
  */
 export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Claim> {
   // One reading of the clock for the whole claim.
@@ -94,10 +92,6 @@ export async function claimDue(trx: Executor, options: ClaimOptions): Promise<Cl
   for (const webhook of enabled.filter((w) => w.holds))
     claim.resumed += await resumeHeld(trx, webhook.id, now);
   if (enabled.length === 0) return claim;
-  if (isPostgres(trx)) {
-    claim.claimed = await leaseAtOnce(trx, enabled, at, options);
-    return claim;
-  }
   const inFlight = await countInFlight(
     trx,
     enabled.map((webhook) => webhook.id),
@@ -282,87 +276,6 @@ const SENDABLE = new Prepared((trx: Executor, shape: { byDatabase: boolean; scan
   return rest.reduce((union, scan) => union.unionAll(scan), head!);
 });
 
-/**
- * PostgreSQL: everything after the lock in one statement, the claim's second: the webhooks' leases counted,
- * each one's first sendable deliveries read (the asked-for first, then past the gate the oldest, as many as
- * its free slots), picked in that order up to `limit`, leased, and what sending needs read back. It runs
- * after the statement that locked the webhooks, so its snapshot sees every claim committed before the lock
- * (one statement cannot lock and count: its count would be of the snapshot taken before the lock). The
- * same choice as `countInFlight`, `sendableOf` and `pick` make on SQLite.
- */
-async function leaseAtOnce(
-  trx: Executor,
-  webhooks: readonly ServedWebhook[],
-  at: PreparedNow,
-  options: Pick<ClaimOptions, 'leaseMs' | 'limit' | 'perWebhook'>,
-): Promise<ClaimedDelivery[]> {
-  const rows = await LEASE_AT_ONCE.execute(
-    trx,
-    { byDatabase: at.byDatabase, webhooks: webhooks.length },
-    {
-      now: at.now,
-      leaseMs: options.leaseMs,
-      limit: options.limit,
-      ids: webhooks.map((webhook) => webhook.id),
-      gates: webhooks.map((webhook) => (webhook.gateOpen ? 1 : 0)),
-      caps: webhooks.map((webhook) => (webhook.consecutive_failures > 0 ? 1 : options.perWebhook)),
-    },
-  );
-  return rows.map(claimedFrom);
-}
-
-const LEASE_AT_ONCE = new Prepared((trx: Executor, shape: { byDatabase: boolean; webhooks: number }) => {
-  const now = nowExpression(shape.byDatabase);
-  const webhooks = sql.join(
-    Array.from(
-      { length: shape.webhooks },
-      (_, k) =>
-        sql`(cast(${slot('ids', k)} as text), cast(${slot('gates', k)} as int), cast(${slot('caps', k)} as int))`,
-    ),
-  );
-  const due = sql`d.status = 'pending' and d.next_attempt_at <= ${now}
-    and (d.lease_until is null or d.lease_until <= ${now})`;
-  return sql<Record<string, unknown>>`
-    with w (id, gate_open, cap) as (values ${webhooks}),
-    free as (
-      select w.id, w.gate_open,
-        w.cap - (select count(*) from deliveries l where l.webhook_id = w.id and l.lease_until > ${now}) as n
-      from w
-    ), candidates as (
-      select c.id, c.webhook_id, c.created_at, c.asked from free cross join lateral (
-        (select d.id, d.webhook_id, d.created_at, 1 as asked from deliveries d
-          where d.webhook_id = free.id and d.retry_requested = 1 and ${due}
-          order by d.created_at, d.id limit free.n)
-        union all
-        (select d.id, d.webhook_id, d.created_at, 0 as asked from deliveries d
-          where free.gate_open = 1 and d.webhook_id = free.id and ${due}
-          order by d.created_at, d.id limit free.n)
-      ) c where free.n > 0
-    ), once as (
-      select distinct on (id) id, webhook_id, created_at, asked from candidates order by id, asked desc
-    ), ranked as (
-      select once.*, row_number() over (partition by webhook_id order by asked desc, created_at, id) as k
-      from once
-    ), picked as (
-      select ranked.id from ranked join free on free.id = ranked.webhook_id
-      where ranked.k <= free.n
-      order by ranked.asked desc, ranked.created_at, ranked.id
-      limit cast(${slot('limit')} as int)
-    ), leased as (
-      update deliveries set lease_until = ${now} + cast(${slot('leaseMs')} as bigint), retry_requested = 0
-      where id in (select id from picked)
-      returning ${sql.raw(LEASED_COLUMNS.join(', '))}
-    )
-    select leased.id, leased.attempts, leased.lease_until, leased.notification_id, leased.webhook_id,
-      webhooks.user_id, webhooks.consecutive_failures, notifications.payload, notifications.occurred_at,
-      webhooks.kind, webhooks.url, webhooks.headers, webhooks.secret_sealed,
-      leased.lease_until - cast(${slot('leaseMs')} as bigint) as claimed_at
-    from leased
-    join notifications on notifications.id = leased.notification_id
-    join webhooks on webhooks.id = leased.webhook_id
-    order by leased.created_at, leased.id`;
-});
-
 /** Takes candidates in their order, each once, no more per webhook than its free slots, `limit` in all. */
 function pick(
   candidates: readonly { id: string; webhook_id: string }[],
@@ -382,8 +295,8 @@ function pick(
 }
 
 /**
- * SQLite: leases the picked deliveries (each lease's end is its run's fence) and reads what sending them
- * needs, in two statements: SQLite's RETURNING cannot join. (PostgreSQL's claim does it in `leaseAtOnce`.)
+ * Leases the picked deliveries (each lease's end is its run's fence) and reads what sending them needs: one
+ * statement on PostgreSQL (the update as a WITH clause), two on SQLite, whose RETURNING cannot join.
  */
 async function lease(
   trx: Executor,
@@ -393,21 +306,16 @@ async function lease(
 ): Promise<ClaimedDelivery[]> {
   const shape = { byDatabase, count: picked.length };
   const values = { now, picked, leaseMs };
-  await LEASE.execute(trx, shape, values);
+  if (!isPostgres(trx)) await LEASE.execute(trx, shape, values);
   const claimed = await LEASED.execute(trx, shape, values);
-  return claimed.map(claimedFrom);
-}
-
-/** A leased row as sending needs it: its numbers as numbers (PostgreSQL answers bigints as text). */
-function claimedFrom(row: Record<string, unknown>): ClaimedDelivery {
-  return {
-    ...(row as unknown as ClaimedDelivery),
+  return claimed.map((row) => ({
+    ...row,
     attempts: Number(row.attempts),
     lease_until: Number(row.lease_until),
     consecutive_failures: Number(row.consecutive_failures),
     occurred_at: Number(row.occurred_at),
     claimed_at: Number(row.claimed_at),
-  };
+  }));
 }
 
 type LeaseShape = { byDatabase: boolean; count: number };
@@ -424,15 +332,17 @@ const leaseUpdate = (trx: Executor, shape: LeaseShape) =>
 /** SQLite's lease, whose RETURNING cannot join. */
 const LEASE = new Prepared(leaseUpdate);
 
-/** What sending the leased deliveries needs. */
+/** What sending the leased deliveries needs: on PostgreSQL with the lease itself, as a WITH clause. */
 const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
-  const leased = trx.selectFrom(
-    trx
-      .selectFrom('deliveries')
-      .select(LEASED_COLUMNS)
-      .where('id', 'in', slots<string>('picked', shape.count))
-      .as('leased'),
-  );
+  const leased = isPostgres(trx)
+    ? trx.with('leased', () => leaseUpdate(trx, shape).returning(LEASED_COLUMNS)).selectFrom('leased')
+    : trx.selectFrom(
+        trx
+          .selectFrom('deliveries')
+          .select(LEASED_COLUMNS)
+          .where('id', 'in', slots<string>('picked', shape.count))
+          .as('leased'),
+      );
   return leased
     .innerJoin('notifications', 'notifications.id', 'leased.notification_id')
     .innerJoin('webhooks', 'webhooks.id', 'leased.webhook_id')

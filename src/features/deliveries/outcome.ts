@@ -1,6 +1,5 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { isPostgres } from '../../db/connect.js';
 import { databaseNow, preparedNow } from '../../db/now.js';
 import { transaction } from '../../db/transaction.js';
 import { lockUser, touchSubscriptions } from '../users/repo.js';
@@ -35,9 +34,8 @@ export interface RunOutcome {
 /**
  * The successes of a moment, recorded together: each row on its own (one that is fenced out is simply left,
  * and sinks none of the others), its request kept on it (a success is not a row of the attempt log), then
- * the notifications of those that held their lease.
- * On PostgreSQL that is one statement, committing by itself; on SQLite two in one transaction. None of
- * them locks its webhook or can change whether it is enabled. One result per outcome, in order. Successes
+ * the notifications of those that held their lease, in one transaction. None of them locks its webhook or
+ * can change whether it is enabled. One result per outcome, in order. Successes
  * that end a failing streak (a probe's) go by `recordOutcome`.
  */
 export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOutcome[]): Promise<Recorded[]> {
@@ -46,17 +44,15 @@ export async function recordSuccesses(ctx: AppContext, outcomes: readonly RunOut
     lease_until: delivery.lease_until,
     attempt: sent.attempt,
   }));
-  const rows = isPostgres(ctx.db)
-    ? await repo.recordDeliveredAtOnce(ctx.db, runs, preparedNow(ctx.db, ctx.clock))
-    : await transaction(ctx.db, async (trx) => {
-        const ended = await repo.endLeasesDelivered(trx, runs, preparedNow(trx, ctx.clock));
-        await repo.setNotificationsStatus(
-          trx,
-          ended.map((row) => row.notification_id),
-          'delivered',
-        );
-        return ended;
-      });
+  const rows = await transaction(ctx.db, async (trx) => {
+    const ended = await repo.endLeasesDelivered(trx, runs, preparedNow(trx, ctx.clock));
+    await repo.setNotificationsStatus(
+      trx,
+      ended.map((row) => row.notification_id),
+      'delivered',
+    );
+    return ended;
+  });
   ctx.alertMetrics.notificationsEntered(ctx.db, 'delivered', null, rows.length);
   const recorded = new Set(rows.map((row) => row.id));
   return outcomes.map((outcome): Recorded => ({ recorded: recorded.has(outcome.delivery.id) }));

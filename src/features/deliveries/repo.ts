@@ -92,15 +92,18 @@ export async function endLease(
     .executeTakeFirst();
 }
 
-type SuccessfulRun = RunFence & { attempt: AttemptRecord };
 type DeliveredShape = { count: number; byDatabase: boolean };
 type Delivered = { id: string; notification_id: string };
 
-/** Runs one of the statements that record successes, with each run's values as they name them. */
-async function runDelivered(
-  statement: Prepared<Delivered, DeliveredShape, { rows: unknown[]; now: unknown }>,
-  db: Executor,
-  runs: readonly SuccessfulRun[],
+/**
+ * Ends the leases of runs whose requests were answered 2xx, each fenced by its own claim, in one statement
+ * (the same SQL on both databases: a VALUES list named by position, its values cast), the request kept on
+ * the row; returns the delivery and notification of each run that still held its claim. The others are left
+ * as they are.
+ */
+export async function endLeasesDelivered(
+  trx: Executor,
+  runs: readonly (RunFence & { attempt: AttemptRecord })[],
   now: PreparedNow,
 ): Promise<Delivered[]> {
   if (runs.length === 0) return [];
@@ -113,16 +116,11 @@ async function runDelivered(
     durationMs: attempt.durationMs,
     response: attempt.response,
   }));
-  return statement.execute(db, { count: runs.length, byDatabase: now.byDatabase }, { rows, now: now.now });
-}
-
-/**
- * Ends the leases of runs whose requests were answered 2xx, each fenced by its own claim, in one statement
- * (the same SQL on both databases: a VALUES list named by position, its values cast); returns the
- * delivery and notification of each run that still held its claim. The others are left as they are.
- */
-export async function endLeasesDelivered(trx: Executor, runs: readonly SuccessfulRun[], now: PreparedNow) {
-  return runDelivered(END_LEASES_DELIVERED, trx, runs, now);
+  return END_LEASES_DELIVERED.execute(
+    trx,
+    { count: runs.length, byDatabase: now.byDatabase },
+    { rows, now: now.now },
+  );
 }
 
 /** Compiled once per number of runs. */
@@ -146,49 +144,6 @@ const END_LEASES_DELIVERED = new Prepared((_trx: Executor, shape: DeliveredShape
       and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
     returning deliveries.id, deliveries.notification_id`;
 });
-
-/**
- * PostgreSQL: a batch of successes recorded in one statement, which commits by itself: the leases ended
- * (each fenced by its own run's, the success kept on the row) and their notifications delivered, written
- * from the rows the first part changed, so deliveries are locked before their notifications as everywhere.
- * Returns the delivery and notification of each run that still held its lease.
- */
-export async function recordDeliveredAtOnce(db: Executor, runs: readonly SuccessfulRun[], now: PreparedNow) {
-  return runDelivered(RECORD_DELIVERED_AT_ONCE, db, runs, now);
-}
-
-/** Compiled once per number of runs. */
-const RECORD_DELIVERED_AT_ONCE = new Prepared(
-  (_db: Executor, shape: { count: number; byDatabase: boolean }) => {
-    const cast = (k: number, column: string, type: 'text' | 'bigint') =>
-      sql`cast(${slot('rows', k, column)} as ${sql.raw(type)})`;
-    const values = sql.join(
-      Array.from(
-        { length: shape.count },
-        (_, k) =>
-          sql`(${cast(k, 'id', 'text')}, ${cast(k, 'leaseUntil', 'bigint')}, ${cast(k, 'at', 'bigint')},
-          ${cast(k, 'statusCode', 'bigint')}, ${cast(k, 'deliveredAt', 'bigint')}, ${cast(k, 'durationMs', 'bigint')},
-          ${cast(k, 'response', 'text')})`,
-      ),
-    );
-    return sql<Delivered>`
-    with v (id, lease_until, at, status_code, delivered_at, duration_ms, response) as (
-      values ${values}
-    ), ended as (
-      update deliveries set status = 'delivered', lease_until = null, retry_requested = 0,
-        attempts = deliveries.attempts + 1, next_attempt_at = null, last_error = null,
-        last_attempt_at = v.at, last_status_code = v.status_code, delivered_at = v.delivered_at,
-        success_duration_ms = v.duration_ms, success_response = v.response
-      from v
-      where deliveries.id = v.id and deliveries.lease_until = v.lease_until
-        and deliveries.lease_until > ${nowExpression(shape.byDatabase)}
-      returning deliveries.id, deliveries.notification_id
-    ), told as (
-      update notifications set status = 'delivered' from ended where notifications.id = ended.notification_id
-    )
-    select id, notification_id from ended`;
-  },
-);
 
 export async function insertAttempts(db: Executor, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length > 0) await INSERT_ATTEMPTS.execute(db, { count: attempts.length }, { attempts });
