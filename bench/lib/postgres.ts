@@ -106,44 +106,15 @@ export function cpuBetween(before: Map<number, number> | undefined, after: Map<n
   return [...after].reduce((total, [pid, ms]) => total + ms - (before.get(pid) ?? 0), 0);
 }
 
-/** Transactions committed in `database` so far; backends report theirs up to a second after they go idle. */
-export async function committedTransactions(url: string, database: string): Promise<number> {
-  const sql = 'select xact_commit as n from pg_stat_database where datname = $1';
-  return Number((await query<{ n: string }>(url, sql, [database]))[0]?.n ?? 0);
-}
-
 /** What a stretch of work wrote: commits and rows in its database, and WAL bytes in the whole server. */
-export interface WriteCounters {
-  commits: number;
-  rows: number;
-  walBytes: number;
-}
+export type WriteCounters = { commits: number; rows: number; walBytes: number };
 
-/** A backend reports its counts up to a second after it goes idle (PostgreSQL 15): read them after that. */
-const STATS_SETTLE_MS = 1_100;
-
-/**
- * The counters now, once the last second's statistics are in. The WAL position is the server's: nothing
- * else writes while a round runs (each measurement has the machine, and its database, to itself).
- */
+/** The counters a second from now (a backend reports its counts up to a second after it goes idle). */
 export async function writeCounters(url: string, database: string): Promise<WriteCounters> {
-  await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   const sql =
     'select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as rows, ' +
-    "pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') as wal from pg_stat_database where datname = $1";
-  const [row] = await query<{ commits: string; rows: string; wal: string }>(url, sql, [database]);
-  return {
-    commits: Number(row?.commits ?? 0),
-    rows: Number(row?.rows ?? 0),
-    walBytes: Number(row?.wal ?? 0),
-  };
-}
-
-/** Each counter's growth from `before` to `after`, divided by `per`. */
-export function writesPer(before: WriteCounters, after: WriteCounters, per: number): WriteCounters {
-  return {
-    commits: (after.commits - before.commits) / per,
-    rows: (after.rows - before.rows) / per,
-    walBytes: (after.walBytes - before.walBytes) / per,
-  };
+    `pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') as "walBytes" from pg_stat_database where datname = $1`;
+  const [row] = await query<Record<keyof WriteCounters, string>>(url, sql, [database]);
+  return { commits: Number(row?.commits), rows: Number(row?.rows), walBytes: Number(row?.walBytes) };
 }

@@ -16,6 +16,7 @@ import { notifySettings, startNotifyService, targetsOf, type NotifyCase } from '
 import { measureWorkers } from './workers.js';
 
 const LATENCY_WARMUP_SECONDS = 2;
+const WRITES = { commits: 'commits', rows: 'rows written', walBytes: 'WAL bytes' } as const;
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 const ratio = (a: number, b?: number) => r.fixed(b === undefined ? undefined : a / b, 2);
 
@@ -147,6 +148,9 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       r.whole(run.elapsedMs),
       m.sendersCpu(run),
       r.whole((run.runnerCpuMs * 1000) / run.notifications),
+      run.writes === undefined
+        ? ''
+        : `${run.writes.commits.toFixed(2)} / ${run.writes.rows.toFixed(2)} / ${r.whole(run.writes.walBytes)}`,
     ];
   });
   // Each figure of this build beside the other build's, and their ratio.
@@ -160,20 +164,12 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
       ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
       ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
-      ...r.compared(
-        `${c.name}: PostgreSQL commits per notification`,
-        to?.writes?.commits,
-        tt?.writes?.commits,
-      ),
-      ...r.compared(
-        `${c.name}: PostgreSQL rows written per notification`,
-        to?.writes?.rows,
-        tt?.writes?.rows,
-      ),
-      ...r.compared(
-        `${c.name}: PostgreSQL WAL bytes per notification`,
-        to?.writes?.walBytes,
-        tt?.writes?.walBytes,
+      ...(['commits', 'rows', 'walBytes'] as const).flatMap((key) =>
+        r.compared(
+          `${c.name}: PostgreSQL ${WRITES[key]} per notification`,
+          to?.writes?.[key],
+          tt?.writes?.[key],
+        ),
       ),
     ];
   });
@@ -201,25 +197,13 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     `Throughput: ${r.whole(changes)} changes, one report per node, ${m.REPORTS_IN_FLIGHT} in flight, from the first ` +
       `report (or request) to the last distinct notification received; median of ${roundCount} round(s). Floor: ` +
       `a process POSTing a body the service sent, signed, ${settings.concurrency} in flight. Runner CPU: the ` +
-      'receiver and the reports',
-    'measurement | notifications/s | ÷ goal | ÷ floor | ÷ Alertmanager | reports answered ' +
-      '(ms) | last notification (ms) | sending CPU per notification (µs) | runner CPU per notification (µs)',
+      'receiver and the reports. PostgreSQL writes: commits, rows inserted, updated and deleted ' +
+      "(`pg_stat_database`), and the server's WAL bytes (`pg_current_wal_lsn()`), read a second after the round",
+    'measurement | notifications/s | ÷ goal | ÷ floor | ÷ Alertmanager | reports answered (ms) | last ' +
+      'notification (ms) | sending CPU per notification (µs) | runner CPU per notification (µs) | PostgreSQL ' +
+      'commits / rows / WAL bytes per notification',
     throughput,
     [0, 7],
-  );
-  const writeRows = [...rounds.all.keys()].flatMap((name) => {
-    const writes = rounds.median(name)?.writes;
-    if (writes === undefined) return [];
-    return [[name, writes.commits.toFixed(2), writes.rows.toFixed(2), r.whole(writes.walBytes)]];
-  });
-  r.addTable(
-    out,
-    'PostgreSQL writes per notification in the median throughput round, from `pg_stat_database` (commits; rows ' +
-      "inserted, updated and deleted) and `pg_current_wal_lsn()` (the server's WAL), read a second after the " +
-      'round settled',
-    'measurement | commits | rows written | WAL bytes',
-    writeRows,
-    [0],
   );
   r.addComparison(out, other?.label, comparison);
   return workers === undefined ? out : r.merge(out, workers);

@@ -2,7 +2,6 @@
 // warmed up first, then the counts take turns, the others frozen (SIGSTOP): the machine's speed drifts over
 // minutes by more than the differences measured here, so the ratio is read from rounds that alternate.
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as pg from '../lib/postgres.js';
 import { setFrozen } from '../lib/processes.js';
 import * as r from '../lib/report.js';
@@ -53,11 +52,8 @@ export async function measureWorkers(cases: NotifyCase[], context: NotifyContext
       setFrozen(x.services, true);
       deployed.push(x);
     }
-    // Backends report their statistics up to a second after they go idle.
-    const commits = async () => {
-      await sleep(1_500);
-      return Promise.all(deployed.map((x) => pg.committedTransactions(x.db.url, x.db.name)));
-    };
+    const commits = async () =>
+      Promise.all(deployed.map(async (x) => (await pg.writeCounters(x.db.url, x.db.name)).commits));
     const before = await commits();
     for (let n = 1; n <= settings.rounds; n += 1)
       for (let k = 0; k < deployed.length; k += 1) {
