@@ -13,7 +13,6 @@ import { allAlerts, type WatchingAlert } from './repo.js';
  * matches all its events against the snapshot of that version: what was committed before that read.
  */
 export interface MatchingSnapshot {
-  version: number;
   /** Alerts by type, each list in the order the database gave. */
   alertsByType: ReadonlyMap<string, readonly WatchingAlert[]>;
   /** Windows that had not ended when the snapshot was read: whether one is open is decided at each use. */
@@ -45,19 +44,19 @@ export async function matchingSnapshot(ctx: AppContext, trx: Executor): Promise<
   }
   const cached = cache.get<MatchingSnapshot>(SNAPSHOT, version);
   if (cached !== undefined) return cached;
-  const snapshot = await loadSnapshot(trx, version, ctx.clock.now());
+  const snapshot = await loadSnapshot(trx, ctx.clock.now());
   cache.set(SNAPSHOT, version, snapshot);
   return snapshot;
 }
 
-async function loadSnapshot(trx: Executor, version: number, now: number): Promise<MatchingSnapshot> {
+async function loadSnapshot(trx: Executor, now: number): Promise<MatchingSnapshot> {
   const alertsByType = new Map<string, WatchingAlert[]>();
   for (const alert of await allAlerts(trx)) {
     const list = alertsByType.get(alert.type) ?? [];
     list.push(alert);
     alertsByType.set(alert.type, list);
   }
-  return { version, alertsByType, silences: await notEndedSilences(trx, now) };
+  return { alertsByType, silences: await notEndedSilences(trx, now) };
 }
 
 async function readMatchingVersion(trx: Executor): Promise<number> {

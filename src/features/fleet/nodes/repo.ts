@@ -75,11 +75,10 @@ export async function lockNode(
   const [row] = await LOCK_NODE.execute(db, shape, { nodeId });
   if (row === undefined) return undefined;
   const node: LockedNode = { ...row, matching_version: Number(row.matching_version) };
+  // SQLite answers the JSON arrays as text, PostgreSQL parsed.
   for (const table of ['tunnels', 'services'] as const) {
     const list = (row as Record<string, unknown>)[table];
-    if (shape[table])
-      node[table] = (typeof list === 'string' ? JSON.parse(list) : list) as StoredWithSequence[];
-    else delete node[table];
+    if (typeof list === 'string') node[table] = JSON.parse(list) as StoredWithSequence[];
   }
   return node;
 }

@@ -63,6 +63,21 @@ function downAfter(
 }
 
 /**
+ * What is behind a tunnel's or service's change, as this report read it: the node is ALIVE (the report makes
+ * it so), and a tunnel's peer is in the state read with the tunnel. Undefined when the report moved a tunnel
+ * to a peer not read: its state is read when a notification needs it.
+ */
+function behind(
+  table: resources.ResourceTable,
+  peer: string | null,
+  read?: { peer: string | null; state: string | null | undefined },
+): StatesBehind | undefined {
+  if (table === 'services') return { node: 'ALIVE', peer: undefined };
+  if (peer === null) return { node: 'ALIVE', peer: null };
+  return read?.peer === peer ? { node: 'ALIVE', peer: read.state ?? null } : undefined;
+}
+
+/**
  * Applies an agent's report: the node is ALIVE, and every change to its addresses, upgrade status, tunnels
  * and services is stored as an event in the same transaction as the new state
  * (docs/rules/alerts-and-fleet.md#events).
@@ -136,7 +151,7 @@ export async function applyReport(
       update.cert_not_after = notAfter;
     }
     update.sequence = nodeSequence;
-    // What is behind each tunnel's or service's change, as read with them: the node is ALIVE, by this report.
+    // What is behind each tunnel's or service's change, as read with them (`behind`).
     const statesBehind = new Map<string, StatesBehind>();
 
     for (const [table, list, type] of [
@@ -168,9 +183,8 @@ export async function applyReport(
         added.map((resource) => ({ ...resource, peer_node_id: resource.peer, node_id: node.id, at: now })),
       );
       for (const resource of added) {
-        if (table === 'services') statesBehind.set(resource.id, { node: 'ALIVE', peer: undefined });
-        else if ((resource.peer ?? null) === null)
-          statesBehind.set(resource.id, { node: 'ALIVE', peer: null });
+        const states = behind(table, resource.peer ?? null);
+        if (states !== undefined) statesBehind.set(resource.id, states);
         changes.push({
           type,
           condition: resource.state,
@@ -183,12 +197,8 @@ export async function applyReport(
       for (const { stored: before, reported } of plan.changed) {
         const { sequence: last, peer_state: peerState } = before as resources.StoredWithSequence;
         const sequence = last + 1;
-        // The peer read with the tunnel, unless this report moved it: then its state is read when needed.
-        const peer = before.peer ?? null;
-        if (table === 'services') statesBehind.set(before.id, { node: 'ALIVE', peer: undefined });
-        else if ((reported.peer ?? null) === peer) {
-          statesBehind.set(before.id, { node: 'ALIVE', peer: peer === null ? null : (peerState ?? null) });
-        }
+        const states = behind(table, reported.peer ?? null, { peer: before.peer ?? null, state: peerState });
+        if (states !== undefined) statesBehind.set(before.id, states);
         await resources.updateResource(trx, table, before.id, {
           name: reported.name,
           state: reported.state,
