@@ -29,7 +29,10 @@ export const DeliveryLogEntry = Type.Object({
   node: Type.Object(Named.properties, { description: CURRENT_NAMES }),
   resource: NamedResource,
   status: DeliveryStatus,
-  attempts: Type.Integer({ minimum: 0, description: 'Requests made so far.' }),
+  attempts: Type.Integer({
+    minimum: 0,
+    description: 'Requests recorded so far: one per entry of the attempt log.',
+  }),
   last_attempt_at: instantOrNull('When the last request started'),
   next_attempt_at: instantOrNull('When the next request is due (pending only)'),
   last_status_code: Type.Union([Type.Integer(), Type.Null()], {
