@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireAllHeld, MAX_HELD } from '../src/features/deliveries/release.js';
 import { PRUNE_RETENTION } from '../src/features/retention/prune.js';
 import { PERIODIC_KEY } from '../src/jobs/worker.js';
+import { newId } from '../src/lib/ids.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 const DAY = 86_400_000;
@@ -82,6 +83,42 @@ describe('the hourly retention task', () => {
     expect(task.run_at).toBeGreaterThan(Date.now());
     expect(task.attempts).toBe(0);
   });
+
+  it('prunes fleet events detected before EVENT_RETENTION_DAYS, and keeps one detected since', async () => {
+    const now = Date.now();
+    const event = (detectedAt: number, occurredAt = detectedAt) => ({
+      id: newId(detectedAt),
+      type: 'NODE_STATE_CHANGE',
+      condition: 'UNREACHABLE',
+      org_id: 'org',
+      node_id: 'node-retention',
+      resource_kind: 'node',
+      resource_id: 'node-retention',
+      resource_name: 'node-retention',
+      previous_state: 'ALIVE',
+      current_state: 'UNREACHABLE',
+      sequence: 1,
+      occurred_at: occurredAt,
+      detected_at: detectedAt,
+    });
+    const old = event(now - 8 * DAY);
+    const recent = event(now - 6 * DAY);
+    // It happened before the horizon but was only seen after it: kept until its detection is as old.
+    const seenLate = event(now - 6 * DAY, now - 8 * DAY);
+    await t.ctx.db.insertInto('fleet_events').values([old, recent, seenLate]).execute();
+
+    await t.jobsSettled();
+    await t.ctx.jobs.reschedule(t.ctx.db, PRUNE_RETENTION, PERIODIC_KEY, Date.now());
+    await t.jobsSettled();
+
+    const left = await t.ctx.db
+      .selectFrom('fleet_events')
+      .select('id')
+      .where('node_id', '=', 'node-retention')
+      .orderBy('id')
+      .execute();
+    expect(left.map((row) => row.id)).toEqual([recent.id, seenLate.id].sort());
+  });
 });
 
 describe('notifications past retention, and held ones past their limits', () => {
@@ -134,11 +171,13 @@ describe('notifications past retention, and held ones past their limits', () => 
   it('prunes notifications older than EVENT_RETENTION_DAYS with their deliveries, and old digests', async () => {
     const { webhookId, userId } = await webhookAndUser();
     const now = Date.now();
+    // A notification's id is made at its created_at: the task finds the old ones by it.
+    const [oldId, newerId] = [newId(now - 8 * DAY), newId(now - 6 * DAY)];
     await t.ctx.db
       .insertInto('notifications')
       .values([
-        notification('n-old', userId, webhookId, now - 8 * DAY, 'delivered'),
-        notification('n-new', userId, webhookId, now - 6 * DAY, 'delivered'),
+        notification(oldId, userId, webhookId, now - 8 * DAY, 'delivered'),
+        notification(newerId, userId, webhookId, now - 6 * DAY, 'delivered'),
       ])
       .execute();
     const digest = (id: string, at: number) => ({
@@ -155,8 +194,12 @@ describe('notifications past retention, and held ones past their limits', () => 
     await t.jobsSettled();
     await t.ctx.jobs.reschedule(t.ctx.db, PRUNE_RETENTION, PERIODIC_KEY, Date.now());
     await t.jobsSettled();
-    const left = await t.ctx.db.selectFrom('notifications').select('id').where('id', 'like', 'n-%').execute();
-    expect(left.map((row) => row.id)).toEqual(['n-new']);
+    const left = await t.ctx.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('id', 'in', [oldId, newerId])
+      .execute();
+    expect(left.map((row) => row.id)).toEqual([newerId]);
     const digests = await t.ctx.db
       .selectFrom('email_digests')
       .select('id')

@@ -24,3 +24,12 @@ export function newId(now: number = Date.now()): string {
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/**
+ * The first UUIDv7 of the millisecond `at`: every id made before `at` sorts below it, as text on both
+ * databases, so a range on the primary key finds the rows made before a time without an index of its own.
+ */
+export function firstIdAt(at: number): string {
+  const hex = Math.max(0, Math.trunc(at)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}

@@ -1,3 +1,4 @@
+import { firstIdAt } from '../../../lib/ids.js';
 import { paginate } from '../../../db/paginate.js';
 import { allColumns, Prepared, rowsSlots } from '../../../db/prepared.js';
 import type { Executor, FleetEventsTable } from '../../../db/types.js';
@@ -64,9 +65,13 @@ export async function nodeHasEvent(
   return found !== undefined;
 }
 
-/** Removes events that occurred before `before`; returns how many. */
+/**
+ * Removes events detected before `before`; returns how many. An event's id is a UUIDv7 of its `detected_at`
+ * (never earlier than `occurred_at`), so the primary key finds them: no index on time is written with every
+ * event for a query that runs once an hour.
+ */
 export async function pruneEvents(db: Executor, before: number): Promise<number> {
-  const result = await db.deleteFrom('fleet_events').where('occurred_at', '<', before).executeTakeFirst();
+  const result = await db.deleteFrom('fleet_events').where('id', '<', firstIdAt(before)).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
