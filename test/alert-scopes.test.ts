@@ -71,6 +71,10 @@ describe('alert scopes in settings', () => {
       alert_me: 'ENABLED,DISABLED,SUCCESSFUL,FAILED',
       include_child: 'true',
       node_id: node.id,
+      group_by: 'organization',
+      group_wait: '10',
+      group_interval: '300',
+      repeat_interval: '14400',
     });
     const onTunnel = await alert('TUNNEL_STATE_CHANGE', {
       org_id: east,

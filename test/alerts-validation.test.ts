@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countAlerts, createAlert, expectNoAlertWritten, nodeAlert, whoAmI } from './support/alerts.js';
+import {
+  countAlerts,
+  createAlert,
+  DEFAULT_GROUPING,
+  expectNoAlertWritten,
+  nodeAlert,
+  whoAmI,
+} from './support/alerts.js';
 import { expectError } from './support/error-shape.js';
 import { startTestApp, type RequestOptions, type TestApp } from './support/harness.js';
 
@@ -157,7 +164,7 @@ describe('settings rules per type (docs/rules/alerts-and-fleet.md#settings)', ()
   it.each(accepted)('accepts %s with %j', async (type, settings, shown, displayName) => {
     const alert = await createAlert(t, { name: `A ${type}`, type, settings: withOrg(settings) });
     expect(alert.type).toBe(type);
-    expect(alert.settings).toStrictEqual({ org_id: org, ...shown });
+    expect(alert.settings).toStrictEqual({ org_id: org, ...shown, ...DEFAULT_GROUPING.email });
     expect(alert.display_type).toBe(displayName);
     expect(alert.metadata).toStrictEqual({ labels: { '_service.alert.name': displayName } });
     const read = await t.request('GET', `/api/v1/mysubscriptions/${alert.id}`);
@@ -269,7 +276,7 @@ describe('settings rules per type on edit, applied to the stored settings merged
     const alert = await createAlert(t, { name: `Edit ${type}`, type, settings: withOrg(stored) });
     const res = await t.request('PUT', `/api/v1/mysubscriptions/${alert.id}`, { body: { settings: edit } });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.settings).toStrictEqual({ org_id: org, ...shown });
+    expect(res.body.settings).toStrictEqual({ org_id: org, ...shown, ...DEFAULT_GROUPING.email });
   });
 
   const refused: [string, Record<string, unknown>, Record<string, unknown>, string][] = [

@@ -4,6 +4,7 @@ import { ensureEmailChannel } from '../src/features/alerts/repo.js';
 import {
   ALERT_FIELDS,
   CREATED_AT,
+  DEFAULT_GROUPING,
   DISABLED_WEBHOOK_BODY,
   alertRows,
   createAlert,
@@ -80,7 +81,16 @@ describe('POST /api/v1/mysubscriptions/ with the e-mail channel', () => {
       metadata: { labels: { '_service.alert.name': 'Node state change' } },
       name: 'Gateway down',
       type: 'NODE_STATE_CHANGE',
-      settings: { org_id: admin.orgId, alert_me: 'ALIVE,UNREACHABLE', duration: '5', include_child: 'true' },
+      settings: {
+        org_id: admin.orgId,
+        alert_me: 'ALIVE,UNREACHABLE',
+        duration: '5',
+        include_child: 'true',
+        group_by: 'organization',
+        group_wait: '10',
+        group_interval: '300',
+        repeat_interval: '14400',
+      },
       id: expect.stringMatching(UUID),
       display_type: 'Node state change',
       channel_type: 'EMAIL',
@@ -189,7 +199,16 @@ describe('POST /api/v1/mysubscriptions/ with the webhook channel', () => {
       metadata: { labels: { '_service.alert.name': 'Node state change' } },
       name: 'To the receiver',
       type: 'NODE_STATE_CHANGE',
-      settings: { org_id: admin.orgId, alert_me: 'ALIVE,UNREACHABLE', duration: '5', include_child: 'true' },
+      settings: {
+        org_id: admin.orgId,
+        alert_me: 'ALIVE,UNREACHABLE',
+        duration: '5',
+        include_child: 'true',
+        group_by: 'none',
+        group_wait: '10',
+        group_interval: '300',
+        repeat_interval: '14400',
+      },
       id: expect.stringMatching(UUID),
       display_type: 'Node state change',
       channel_type: 'WEBHOOK',
@@ -528,7 +547,13 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     expect(states.status, states.text).toBe(200);
     expect(states.body).toStrictEqual({
       ...alert,
-      settings: { org_id: admin.orgId, alert_me: 'UNREACHABLE', duration: '15', include_child: 'false' },
+      settings: {
+        org_id: admin.orgId,
+        alert_me: 'UNREACHABLE',
+        duration: '15',
+        include_child: 'false',
+        ...DEFAULT_GROUPING.email,
+      },
     });
     const org = await put(alert.id, { settings: { org_id: east, include_child: 'true' } });
     expect(org.status, org.text).toBe(200);
@@ -537,12 +562,19 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
       alert_me: 'UNREACHABLE',
       duration: '15',
       include_child: 'true',
+      ...DEFAULT_GROUPING.email,
     });
     const duration = await put(alert.id, { settings: { duration: 0 } });
     expect(duration.status, duration.text).toBe(200);
     expect(duration.body).toStrictEqual({
       ...alert,
-      settings: { org_id: east, alert_me: 'UNREACHABLE', duration: '0', include_child: 'true' },
+      settings: {
+        org_id: east,
+        alert_me: 'UNREACHABLE',
+        duration: '0',
+        include_child: 'true',
+        ...DEFAULT_GROUPING.email,
+      },
     });
     const read = await t.request('GET', `/api/v1/mysubscriptions/${alert.id}`);
     expect(read.body).toStrictEqual(duration.body);
@@ -602,8 +634,10 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
       body: { channel_type: 'webhook', channel_id: hook.id },
     });
     expect(toHook.status, toHook.text).toBe(200);
+    // The grouping never chosen follows the channel (docs/rules/alerts-and-fleet.md#grouping).
     expect(toHook.body).toStrictEqual({
       ...alert,
+      settings: { ...alert.settings, group_by: 'none' },
       channel_type: 'WEBHOOK',
       channel: { id: hook.id, name: 'Ops receiver' },
     });
@@ -618,7 +652,12 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
     const alert = await fresh();
     const moved = await put(alert.id, { channel_id: hook.id });
     expect(moved.status, moved.text).toBe(200);
-    const onHook = { ...alert, channel_type: 'WEBHOOK', channel: { id: hook.id, name: 'Ops receiver' } };
+    const onHook = {
+      ...alert,
+      settings: { ...alert.settings, group_by: 'none' },
+      channel_type: 'WEBHOOK',
+      channel: { id: hook.id, name: 'Ops receiver' },
+    };
     expect(moved.body).toStrictEqual(onHook);
     const kept = await put(alert.id, { channel_type: 'webhook', name: 'Still on the hook' });
     expect(kept.status, kept.text).toBe(200);
@@ -741,6 +780,7 @@ describe('PUT /api/v1/mysubscriptions/{id}', () => {
         org_id: admin.orgId,
         alert_me: '80,100',
         include_child: 'true',
+        ...DEFAULT_GROUPING.email,
       });
     }
   });

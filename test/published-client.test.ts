@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, startTestApp, type TestApp } from './support/harness.js';
+import { DEFAULT_GROUPING } from './support/alerts.js';
 import { PublishedClient } from './support/published-client.js';
 import { receiverAccess, startCorrectReceiver, type ReceiverWithSecret } from './support/webhooks.js';
 
@@ -80,17 +81,20 @@ describe('the published client', () => {
       alert_me: 'ALIVE,UNREACHABLE',
       duration: '5',
       include_child: 'true',
+      ...DEFAULT_GROUPING.email,
     });
     expect(byType.get('SERVICE_STATE_CHANGE').alert_me).toBe('UNHEALTHY,TERMINATED');
     expect(byType.get('CERT_EXPIRY')).toStrictEqual({
       org_id: orgId,
       alert_me: '80,100',
       include_child: 'true',
+      ...DEFAULT_GROUPING.email,
     });
     expect(byType.get('NODE_UPGRADE')).toStrictEqual({
       org_id: orgId,
       alert_me: 'FAILED',
       include_child: 'true',
+      ...DEFAULT_GROUPING.email,
     });
   });
 

@@ -29,6 +29,7 @@ import * as matchingVersion from './migrations/0026_matching_version.js';
 import * as noPendingDeliveriesIndex from './migrations/0027_no_pending_deliveries_index.js';
 import * as successOnDelivery from './migrations/0028_success_on_delivery.js';
 import * as retentionById from './migrations/0029_retention_by_id.js';
+import * as alertGrouping from './migrations/0030_alert_grouping.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '0027_no_pending_deliveries_index': noPendingDeliveriesIndex,
   '0028_success_on_delivery': successOnDelivery,
   '0029_retention_by_id': retentionById,
+  '0030_alert_grouping': alertGrouping,
 };
 
 export interface MigrationReport {

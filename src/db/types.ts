@@ -225,8 +225,15 @@ export interface AlertsTable {
   scope_service_id: string | null;
   /** 1: a tunnel or service notification is suppressed while its node (or a tunnel's peer) is UNREACHABLE. */
   suppress_when_node_unreachable: number;
+  /** How notifications are grouped into incidents; null: the channel's default (alerts/grouping.ts). */
+  group_by: GroupBy | null;
+  group_wait_s: number | null;
+  group_interval_s: number | null;
+  repeat_interval_s: number | null;
   created_at: number;
 }
+
+export type GroupBy = 'none' | 'organization' | 'node';
 
 export interface JobsTable {
   id: string;

@@ -45,6 +45,12 @@ export async function expectNoAlertWritten(
   return res;
 }
 
+/** The grouping an alert answers when it chose none: its channel's (docs/rules/alerts-and-fleet.md#grouping). */
+export const DEFAULT_GROUPING = {
+  email: { group_by: 'organization', group_wait: '10', group_interval: '300', repeat_interval: '14400' },
+  webhook: { group_by: 'none', group_wait: '10', group_interval: '300', repeat_interval: '14400' },
+} as const;
+
 export interface NewAlert {
   name?: string;
   type?: string;

@@ -1,9 +1,10 @@
 import type { ErrorDetail } from '../../http/errors.js';
 import { allConditions, TYPE_INFO, type NotificationType } from '../notifications/types.js';
+import { normalizeGrouping, type Grouping, type GroupingInput } from './grouping.js';
 
 export const MAX_DURATION_MINUTES = 10_080; // one week
 
-export interface SettingsInput {
+export interface SettingsInput extends GroupingInput {
   org_id: string;
   alert_me?: string;
   duration?: number;
@@ -29,6 +30,7 @@ export interface NormalizedSettings {
   includeChild: boolean;
   suppressWhenNodeUnreachable: boolean;
   scopes: Scopes;
+  grouping: Grouping;
 }
 
 /** Which scope fits which type: a node fits all, a tunnel or a service only its own kind of change. */
@@ -88,8 +90,13 @@ export function normalizeSettings(
   settings: SettingsInput,
 ): { ok: true; value: NormalizedSettings } | { ok: false; problems: ErrorDetail[] } {
   const alertMe = normalizeAlertMe(type, settings.alert_me);
-  const problems = [...(typeof alertMe === 'string' ? [] : [alertMe]), ...scopeProblems(type, settings)];
-  if (typeof alertMe !== 'string' || problems.length > 0) return { ok: false, problems };
+  const grouping = normalizeGrouping(settings);
+  const problems = [
+    ...(typeof alertMe === 'string' ? [] : [alertMe]),
+    ...scopeProblems(type, settings),
+    ...(grouping.ok ? [] : grouping.problems),
+  ];
+  if (typeof alertMe !== 'string' || !grouping.ok || problems.length > 0) return { ok: false, problems };
   const durationMinutes = TYPE_INFO[type].takesDuration ? (settings.duration ?? 0) : null;
   const flag = (value: boolean | 'true' | 'false' | undefined) =>
     value === undefined ? true : value === true || value === 'true';
@@ -109,6 +116,7 @@ export function normalizeSettings(
       includeChild,
       suppressWhenNodeUnreachable,
       scopes,
+      grouping: grouping.value,
     },
   };
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { NOTIFICATION_TYPES, TYPE_INFO } from '../notifications/types.js';
+import { GROUP_TIMES, type GroupTime } from './grouping.js';
 import { MAX_DURATION_MINUTES } from './rules.js';
 
 const AlertName = Type.String({ minLength: 1, maxLength: 128 });
@@ -22,6 +23,30 @@ const scope = (description: string) =>
       description: `${description} null or omitted: no such scope.`,
     }),
   );
+
+const GROUP_BY_VALUES = [Type.Literal('none'), Type.Literal('organization'), Type.Literal('node')] as const;
+
+const GROUP_TIME_MEANING: Record<GroupTime, string> = {
+  group_wait:
+    "Seconds after an incident's first message during which new members are gathered into one update; " +
+    'also how long a resolve waits for a member to fire again.',
+  group_interval: 'Seconds at least between two updates of an incident.',
+  repeat_interval:
+    'Seconds after which an unchanged firing incident is sent again; 0: never. Ignored for PagerDuty, ' +
+    'which escalates by itself.',
+};
+
+/** A grouping time: whole seconds, or their decimal string (what answers give); its range is a rule. */
+function groupTime(time: GroupTime) {
+  const { min, max, fallback } = GROUP_TIMES[time];
+  return Type.Optional(
+    Type.Union([Type.Integer(), Type.String({ maxLength: 16 }), Type.Null()], {
+      description:
+        `${GROUP_TIME_MEANING[time]} ${min} to ${max}, a whole number or its decimal string (answers give ` +
+        `a string); default ${fallback}; null puts it back to the default; anything else → 400 naming the field.`,
+    }),
+  );
+}
 
 const settingsFields = {
   org_id: OrgId,
@@ -73,6 +98,19 @@ const settingsFields = {
       "can see (else 404) inside org_id's scope and, with node_id, on that node (else 400).",
   ),
   network_id: scope('Not supported: networks are not modelled, so any value → 400.'),
+  group_by: Type.Optional(
+    Type.Union([...GROUP_BY_VALUES, Type.Null()], {
+      description:
+        "How the alert's notifications are grouped into incidents: none (each sent on its own), organization " +
+        "(the resource's own organization) or node (a node with its tunnels and services). Default: none for " +
+        'webhooks, organization for e-mail, Slack, Teams and PagerDuty; null puts it back to the default of ' +
+        "the alert's channel. Until incidents are built (docs/decisions/0008-incidents.md) every " +
+        'notification is sent on its own, whatever this says.',
+    }),
+  ),
+  group_wait: groupTime('group_wait'),
+  group_interval: groupTime('group_interval'),
+  repeat_interval: groupTime('repeat_interval'),
 };
 
 export const Settings = Type.Object(settingsFields, { additionalProperties: false });
@@ -83,7 +121,8 @@ const EditSettings = Type.Object(
     additionalProperties: false,
     description:
       'Merged over the stored settings field by field: each of org_id, alert_me, duration, include_child, ' +
-      'suppress_when_node_unreachable and the scopes is kept unless given (a scope given as null is removed). The merged settings must pass ' +
+      'suppress_when_node_unreachable, the scopes and the grouping is kept unless given (a scope given as ' +
+      'null is removed; a grouping setting given as null goes back to its default). The merged settings must pass ' +
       "every rule of creation for the alert's type.",
   },
 );
@@ -190,6 +229,12 @@ export const Alert = Type.Object({
     node_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a node.' })),
     tunnel_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a tunnel.' })),
     pod_id: Type.Optional(Type.String({ description: 'Only when the alert is scoped to a service.' })),
+    group_by: Type.Union([...GROUP_BY_VALUES], {
+      description: "In force: the alert's own choice, or its channel's default.",
+    }),
+    group_wait: Type.String({ description: 'Seconds, in force (the default filled in).' }),
+    group_interval: Type.String({ description: 'Seconds, in force.' }),
+    repeat_interval: Type.String({ description: 'Seconds, in force.' }),
   }),
   id: Type.String(),
   display_type: Type.String(),

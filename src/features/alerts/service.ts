@@ -14,6 +14,7 @@ import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 
 const DISABLED_CHANNEL_MESSAGE =
   'The channel is disabled and cannot be associated with the alert: a successful test enables it again.';
+import { presentGrouping, storedGrouping } from './grouping.js';
 import * as repo from './repo.js';
 import { normalizeSettings, type NormalizedSettings, type SettingsInput } from './rules.js';
 import { checkScopes } from './scopes.js';
@@ -142,6 +143,7 @@ function toColumns(settings: NormalizedSettings, channel: Channel) {
     scope_node_id: settings.scopes.nodeId,
     scope_tunnel_id: settings.scopes.tunnelId,
     scope_service_id: settings.scopes.serviceId,
+    ...settings.grouping,
   };
 }
 
@@ -219,6 +221,7 @@ function storedSettings(row: repo.AlertRow): SettingsInput {
     node_id: row.scope_node_id,
     tunnel_id: row.scope_tunnel_id,
     pod_id: row.scope_service_id,
+    ...storedGrouping(row),
   };
 }
 
@@ -240,6 +243,7 @@ function present(row: repo.AlertView) {
       ...(row.scope_node_id === null ? {} : { node_id: row.scope_node_id }),
       ...(row.scope_tunnel_id === null ? {} : { tunnel_id: row.scope_tunnel_id }),
       ...(row.scope_service_id === null ? {} : { pod_id: row.scope_service_id }),
+      ...presentGrouping(row, row.channel_type),
     },
     id: row.id,
     display_type: displayName,
