@@ -1,42 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import {
-  incidentBody,
-  LISTED_MEMBERS,
-  type IncidentFacts,
-  type MemberFacts,
-} from '../src/features/incidents/message-body.js';
+import { INCIDENT_FACTS, INCIDENT_T0, nodeMember } from './support/incidents.js';
+import { incidentBody, LISTED_MEMBERS } from '../src/features/incidents/message-body.js';
 
 // The webhook body of an incident's message (docs/decisions/0008-incidents.md): counts, changed members
 // first, at most 100 listed, and a sentence for a person.
-const T0 = Date.UTC(2026, 10, 28, 9, 0, 0);
+const T0 = INCIDENT_T0;
 
-const FACTS: IncidentFacts = {
-  id: 'incident-1',
-  sequence: 2,
-  status: 'firing',
-  reason: 'updated',
-  openedAt: T0,
-  resolvedAt: null,
-  alert: { id: 'alert-1', name: 'Paris down' },
-  organization: { id: 'org-paris', name: 'Acme Paris' },
-  behindUnreachable: 12,
-  flaps: 1,
-  membersUrl: 'https://edgewatch.example/api/v2/incident/incident-1/members',
-};
+const FACTS = { ...INCIDENT_FACTS, behindUnreachable: 12, flaps: 1 };
 
-function node(i: number, change: MemberFacts['change'], condition = 'UNREACHABLE'): MemberFacts {
-  const name = `paris-${String(i).padStart(3, '0')}`;
-  return {
-    resource: { kind: 'node', id: `node-${i}`, name },
-    node: { id: `node-${i}`, name },
-    organization: FACTS.organization,
-    condition,
-    previous_state: change === 'recovered' ? 'UNREACHABLE' : 'ALIVE',
-    current_state: change === 'recovered' ? 'ALIVE' : condition,
-    since: new Date(T0 + i * 1_000).toISOString(),
-    change,
-  };
-}
+const node = nodeMember;
 
 describe('an incident message to a webhook', () => {
   it('counts what fires, what is new, what recovered, by condition, and says it in a sentence', () => {
@@ -62,10 +34,10 @@ describe('an incident message to a webhook', () => {
       by_condition: { UNREACHABLE: 3 },
     });
     expect(body.members.map((member) => `${member.resource.name}:${member.change}`)).toEqual([
-      'paris-002:new',
-      'paris-003:new',
-      'paris-004:recovered',
-      'paris-001:firing',
+      'paris-0002:new',
+      'paris-0003:new',
+      'paris-0004:recovered',
+      'paris-0001:firing',
     ]);
     expect(body.message).toBe('Acme Paris: 3 UNREACHABLE (+2 new, 1 recovered, 1 flap).');
   });

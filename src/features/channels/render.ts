@@ -31,17 +31,58 @@ export interface ChannelLinks {
   pagerDutyEvents: string;
 }
 
+/** How one kind of body is put to each channel type (a notification's, or an incident message's). */
+export interface ChannelRenderers<Body> {
+  slack(body: Body, links: ChannelLinks): unknown;
+  teams(body: Body, links: ChannelLinks): unknown;
+  pagerDuty(routingKey: string, body: Body, links: ChannelLinks): unknown;
+}
+
 /** The request for a channel: where it goes (the channel's URL, or PagerDuty's) and its JSON body. */
+export function renderChannelRequest<Body>(
+  renderers: ChannelRenderers<Body>,
+  type: ChannelType,
+  target: string,
+  body: Body,
+  links: ChannelLinks,
+): { url: string; body: string } {
+  if (type === 'pagerduty')
+    return { url: links.pagerDutyEvents, body: JSON.stringify(renderers.pagerDuty(target, body, links)) };
+  const message = type === 'slack' ? renderers.slack(body, links) : renderers.teams(body, links);
+  return { url: target, body: JSON.stringify(message) };
+}
+
+/** A notification's request for a channel. */
 export function channelRequest(
   type: ChannelType,
   target: string,
   body: NotificationBody,
   links: ChannelLinks,
 ): { url: string; body: string } {
-  if (type === 'pagerduty')
-    return { url: links.pagerDutyEvents, body: JSON.stringify(pagerDutyEvent(target, body, links)) };
-  const message = type === 'slack' ? slackMessage(body, links) : teamsMessage(body, links);
-  return { url: target, body: JSON.stringify(message) };
+  return renderChannelRequest(
+    { slack: slackMessage, teams: teamsMessage, pagerDuty: pagerDutyEvent },
+    type,
+    target,
+    body,
+    links,
+  );
+}
+
+/** A Teams Workflows message of one Adaptive Card: its blocks, and a button to the console. */
+export function teamsCard(blocks: unknown[], action: { title: string; url: string }) {
+  const card = {
+    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+    type: 'AdaptiveCard',
+    version: '1.4',
+    body: blocks,
+    actions: [{ type: 'Action.OpenUrl', ...action }],
+  };
+  return {
+    type: 'message',
+    attachments: [
+      { contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card },
+    ],
+  };
 }
 
 function headline(body: NotificationBody): string {
@@ -89,23 +130,14 @@ function slackMessage(body: NotificationBody, links: ChannelLinks) {
 }
 
 function teamsMessage(body: NotificationBody, links: ChannelLinks) {
-  const card = {
-    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-    type: 'AdaptiveCard',
-    version: '1.4',
-    body: [
+  return teamsCard(
+    [
       { type: 'TextBlock', size: 'Large', weight: 'Bolder', wrap: true, text: headline(body) },
       { type: 'TextBlock', wrap: true, text: body.message },
       { type: 'FactSet', facts: facts(body).map(([title, value]) => ({ title, value })) },
     ],
-    actions: [{ type: 'Action.OpenUrl', title: 'Open in edgewatch', url: links.console }],
-  };
-  return {
-    type: 'message',
-    attachments: [
-      { contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card },
-    ],
-  };
+    { title: 'Open in edgewatch', url: links.console },
+  );
 }
 
 function pagerDutyEvent(routingKey: string, body: NotificationBody, links: ChannelLinks) {
