@@ -6,7 +6,8 @@ import { scrape as scrapeMetrics, valueOf } from './support/metrics.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // No background worker: its periodic jobs would be due now and then, and this file is about its own.
+  t = await startTestApp({ background: false });
 });
 afterAll(async () => {
   await t.close();
