@@ -138,43 +138,6 @@ describe('wakes', () => {
     }
   });
 
-  it('wakes only this process for a kind it takes itself (nearest reach), and every process once it does not', async () => {
-    const here = new JobQueue(db, systemClock);
-    const other = new JobQueue(db, systemClock);
-    const [wokenHere, wokenThere]: [string[], string[]] = [[], []];
-    here.onWake((kind) => wokenHere.push(kind));
-    other.onWake((kind) => wokenThere.push(kind));
-    // The other process hears the channel; this one takes 'test.near' itself.
-    const listener =
-      dialect === 'postgres'
-        ? await listenOn(db, JOBS_CHANNEL, capturingLogger().logger, {
-            message: (message) => other.heard(message),
-          })
-        : undefined;
-    const release = here.takeHere('test.near');
-    /** A wake every process hears, after which every earlier notification has been heard too (commit order). */
-    const marker = async (name: string) => {
-      if (listener === undefined) return;
-      await here.wakeAfterCommit(db, name);
-      await waitFor(`the ${name} wake`, async () => wokenThere.includes(name));
-    };
-    try {
-      await transaction(db, (trx) => here.wakeAfterCommit(trx, 'test.near', 'nearest'));
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(wokenHere).toEqual(['test.near']);
-      await marker('test.first');
-      expect(wokenThere).not.toContain('test.near');
-
-      release();
-      await transaction(db, (trx) => here.wakeAfterCommit(trx, 'test.near', 'nearest'));
-      await marker('test.second');
-      if (listener !== undefined) expect(wokenThere).toEqual(['test.first', 'test.near', 'test.second']);
-    } finally {
-      release();
-      await listener?.close();
-    }
-  });
-
   it('still wakes when the part of the transaction that asked first was rolled back to its savepoint', async () => {
     const queue = new JobQueue(db, systemClock);
     const wakes: string[] = [];

@@ -28,16 +28,17 @@ const CHANGES = 100;
 
 /**
  * Per notification, at most: measured on this path (SQLite 10.46 statements, 1.27 commits, 19.8 B-trees,
- * 107 kB of log; PostgreSQL 10.33, 1.27, 51.4), with a little room for the batching of outcomes and for
- * page splits to vary. One statement of each is the token's lookup (authentication), so the path itself is
- * under 10. Lower them as the path gets leaner; never raise them without a decision.
+ * 107 kB of log; PostgreSQL 11.33, 1.27, 51.4), with a little room for the batching of outcomes and for
+ * page splits to vary. One statement of each is the token's lookup (authentication); PostgreSQL's one more
+ * is the NOTIFY that wakes the other processes. Lower them as the path gets leaner; never raise them without
+ * a decision.
  */
 const BUDGET: Record<
   typeof dialect,
   { statements: number; commits: number; btrees: number; walBytes?: number }
 > = {
   sqlite: { statements: 10.75, commits: 1.35, btrees: 20.5, walBytes: 110_000 },
-  postgres: { statements: 10.75, commits: 1.35, btrees: 52.5 },
+  postgres: { statements: 11.5, commits: 1.35, btrees: 52.5 },
 };
 
 let fx: DeliveryFixture;

@@ -40,8 +40,6 @@ type WakeListener = (kind: string) => void;
  */
 export class JobQueue {
   private readonly listeners = new Set<WakeListener>();
-  /** Kinds whose work a taker in this process claims itself (`takeHere`), so their producers wake it alone. */
-  private readonly takenHere = new Map<string, number>();
   private readonly postgres: boolean;
   /** Names this process in its notifications (see `heard`). */
   private readonly sender = randomBytes(6).toString('hex');
@@ -134,22 +132,6 @@ export class JobQueue {
     return () => this.listeners.delete(listener);
   }
 
-  /**
-   * A taker of `kind`'s work runs in this process (the delivery dispatcher): the wakes its producers ask
-   * for with `nearest` reach only it, until the returned function is called.
-   */
-  takeHere(kind: string): () => void {
-    this.takenHere.set(kind, (this.takenHere.get(kind) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.takenHere.get(kind) ?? 1) - 1;
-      if (left === 0) this.takenHere.delete(kind);
-      else this.takenHere.set(kind, left);
-    };
-  }
-
   /** Tells this process's workers that jobs of `kind` may be due (used by the PostgreSQL listener too). */
   wakeLocal(kind: string): void {
     for (const listener of this.listeners) listener(kind);
@@ -168,24 +150,15 @@ export class JobQueue {
   /**
    * Wakes the workers for `kind` once `db`'s transaction (if any) commits: this process's by the commit
    * itself, every other's by NOTIFY (which PostgreSQL delivers on commit). A transaction wakes each kind once.
-   *
-   * With `nearest` reach, a kind taken in this process (`takeHere`) wakes only this process: its taker
-   * claims the new work, the others find it by their poll or their share of freed slots, and the
-   * transaction pays no NOTIFY (a statement, and a commit that queues behind every other notifying one).
    */
-  async wakeAfterCommit(
-    db: Executor,
-    kind: string,
-    reach: 'everyone' | 'nearest' = 'everyone',
-  ): Promise<void> {
+  async wakeAfterCommit(db: Executor, kind: string): Promise<void> {
     const wake = () => this.wakeLocal(kind);
-    const others = reach === 'everyone' || !this.takenHere.has(kind);
     if (!db.isTransaction) {
       setImmediate(wake);
-      return others ? this.notifyOthers(db, kind, true) : undefined;
+      return this.notifyOthers(db, kind, true);
     }
-    const registered = afterCommitOnce(db, `wake:${kind}:${reach}`, wake);
-    if (registered === 'already' || (registered === 'registered' && !others)) return;
+    const registered = afterCommitOnce(db, `wake:${kind}`, wake);
+    if (registered === 'already') return;
     await this.notifyOthers(db, kind, registered === 'registered');
   }
 

@@ -64,8 +64,6 @@ export class Dispatcher {
   private loop: Promise<void> = Promise.resolve();
   private pollTimer: NodeJS.Timeout | undefined;
   private stopWake: (() => void) | undefined;
-  /** This process takes the deliveries it makes: their producers wake it alone (JobQueue.takeHere). */
-  private readonly stopTaking: () => void;
   private stopped: Promise<void> | undefined;
   private newWorkTimer: NodeJS.Timeout | undefined;
   /** One batch of successes at a time, taking every success that came while the last one was written. */
@@ -80,9 +78,7 @@ export class Dispatcher {
   constructor(
     private readonly ctx: AppContext,
     private readonly options: DispatcherOptions,
-  ) {
-    this.stopTaking = ctx.jobs.takeHere(DELIVERIES_WAKE);
-  }
+  ) {}
 
   /** A lease outlives the request's deadline, so it never runs out under a live run. */
   get leaseMs(): number {
@@ -128,7 +124,6 @@ export class Dispatcher {
     clearInterval(this.pollTimer);
     clearTimeout(this.newWorkTimer);
     this.stopWake?.();
-    this.stopTaking();
     this.wakeUp?.();
     await this.loop;
     let timer: NodeJS.Timeout | undefined;

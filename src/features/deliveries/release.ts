@@ -85,7 +85,7 @@ export async function releaseHeld(ctx: AppContext, trx: Executor, webhookId: str
 export async function resumeEndpoint(ctx: AppContext, trx: Executor, webhookId: string): Promise<void> {
   await repo.clearFailures(trx, webhookId);
   if ((await repo.makeWaitingDue(trx, webhookId, ctx.jobs.now(trx))) > 0) {
-    await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE, 'nearest');
+    await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
   }
 }
 

@@ -30,7 +30,7 @@ export async function startDelivery(
   const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
   const status = await repo.insertDelivery(trx, delivery, queueNow);
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
-  if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE, 'nearest');
+  if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
   return status;
 }
 
@@ -47,6 +47,6 @@ export async function requeueDeliveries(
   options: { retryRequested?: boolean } = {},
 ): Promise<number> {
   const moved = await repo.makePending(trx, deliveries, from, ctx.jobs.now(trx), options);
-  if (moved > 0) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE, 'nearest');
+  if (moved > 0) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);
   return moved;
 }
