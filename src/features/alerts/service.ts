@@ -12,12 +12,13 @@ import { cachedSubscriptionList } from '../users/subscription-lists.js';
 import { listedOrg } from '../orgs/service.js';
 import { DISABLED_WEBHOOK_MESSAGE } from '../webhooks/service.js';
 
-const DISABLED_CHANNEL_MESSAGE =
-  'The channel is disabled and cannot be associated with the alert: a successful test enables it again.';
 import { presentGrouping, storedGrouping } from './grouping.js';
 import * as repo from './repo.js';
 import { normalizeSettings, type NormalizedSettings, type SettingsInput } from './rules.js';
 import { checkScopes } from './scopes.js';
+
+const DISABLED_CHANNEL_MESSAGE =
+  'The channel is disabled and cannot be associated with the alert: a successful test enables it again.';
 
 export interface AlertInput {
   name: string;
