@@ -5,7 +5,7 @@ import { expiryJobs } from './features/fleet/expiry/jobs.js';
 import { fleetSnapshotJob } from './features/fleet/history/snapshot.js';
 import { livenessJob } from './features/fleet/liveness/sweep.js';
 import { alertCheckJob } from './features/notifications/check-job.js';
-import { emailDigestJob } from './features/notifications/email-storm.js';
+import { incidentFlushJob } from './features/incidents/flush.js';
 import { pruneRetentionJob } from './features/retention/prune.js';
 import { silenceEndJob } from './features/silences/end-job.js';
 import type { JobHandler } from './jobs/worker.js';
@@ -24,7 +24,7 @@ export function jobHandlers(ctx: AppContext): JobHandler<never>[] {
     ...expiryJobs(ctx),
     alertCheckJob(ctx),
     silenceEndJob(ctx),
-    emailDigestJob(ctx),
+    incidentFlushJob(ctx),
     strandedSweepJob(ctx),
   ];
 }

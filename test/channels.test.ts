@@ -79,7 +79,8 @@ async function channel(body: Record<string, unknown>, key?: string) {
  */
 async function alertOn(channelType: string, channelId: string, nodeId: string, type = 'NODE_STATE_CHANGE') {
   const conditions = type === 'NODE_STATE_CHANGE' ? { alert_me: 'UNREACHABLE' } : {};
-  const settings = { org_id: orgId, node_id: nodeId, ...conditions };
+  // One message per event: this file is about each channel's notification; incidents have their own.
+  const settings = { org_id: orgId, node_id: nodeId, group_by: 'none', ...conditions };
   const res = await t.request('POST', '/api/v1/mysubscriptions', {
     body: {
       name: `${channelType} ${type}`,

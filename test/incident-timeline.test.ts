@@ -4,6 +4,7 @@ import {
   flush,
   open,
   recovered,
+  type Change,
   type Incident,
   type Member,
   type Message,
@@ -40,13 +41,23 @@ class Driven {
     if (step.message !== null) this.messages.push(step.message);
   }
 
+  private change(change: Change | undefined): void {
+    if (change === undefined) return;
+    this.incident = change.incident;
+    this.members = [...this.members.filter((member) => member.key !== change.member.key), change.member];
+  }
+
+  private known(key: string): Member | undefined {
+    return this.members.find((member) => member.key === key);
+  }
+
   fire(key: string, at: number): this {
-    this.take(fired(this.incident, this.members, key, at, this.timing));
+    this.change(fired(this.incident, this.known(key), key, at, this.timing));
     return this;
   }
 
   recover(key: string, at: number): this {
-    this.take(recovered(this.incident, this.members, key, at, this.timing));
+    this.change(recovered(this.incident, this.known(key), at, this.timing));
     return this;
   }
 

@@ -64,7 +64,7 @@ async function alertOn(nodeId: string, key?: string): Promise<string> {
     body: {
       name: 'Tunnel down',
       type: 'TUNNEL_STATE_CHANGE',
-      settings: { org_id: root, node_id: nodeId, alert_me: 'TERMINATED' },
+      settings: { org_id: root, node_id: nodeId, alert_me: 'TERMINATED', group_by: 'none' },
     },
   });
   expect(res.status, res.text).toBe(201);

@@ -149,7 +149,16 @@ afterAll(async () => {
   await t.close();
 });
 
-const zeros = { pending: 0, delivered: 0, failed: 0, held: 0, expired: 0, suppressed: 0, cancelled: 0 };
+const zeros = {
+  pending: 0,
+  delivered: 0,
+  failed: 0,
+  held: 0,
+  expired: 0,
+  suppressed: 0,
+  cancelled: 0,
+  grouped: 0,
+};
 const noLatency = { latency_count: 0, latency_p50_ms: null, latency_p95_ms: null };
 
 describe('GET /api/v2/notification/stats against seeded notifications', () => {

@@ -168,7 +168,7 @@ describe('notifications past retention, and held ones past their limits', () => 
     };
   }
 
-  it('prunes notifications older than EVENT_RETENTION_DAYS with their deliveries, and old digests', async () => {
+  it('prunes notifications older than EVENT_RETENTION_DAYS with their deliveries', async () => {
     const { webhookId, userId } = await webhookAndUser();
     const now = Date.now();
     // A notification's id is made at its created_at: the task finds the old ones by it.
@@ -180,17 +180,6 @@ describe('notifications past retention, and held ones past their limits', () => 
         notification(newerId, userId, webhookId, now - 6 * DAY, 'delivered'),
       ])
       .execute();
-    const digest = (id: string, at: number) => ({
-      id,
-      user_id: userId,
-      window_start: at,
-      email_id: null,
-      created_at: at,
-    });
-    await t.ctx.db
-      .insertInto('email_digests')
-      .values([digest('dg-old', now - 8 * DAY), digest('dg-new', now - 6 * DAY)])
-      .execute();
     await t.jobsSettled();
     await t.ctx.jobs.reschedule(t.ctx.db, PRUNE_RETENTION, PERIODIC_KEY, Date.now());
     await t.jobsSettled();
@@ -200,12 +189,6 @@ describe('notifications past retention, and held ones past their limits', () => 
       .where('id', 'in', [oldId, newerId])
       .execute();
     expect(left.map((row) => row.id)).toEqual([newerId]);
-    const digests = await t.ctx.db
-      .selectFrom('email_digests')
-      .select('id')
-      .where('id', 'like', 'dg-%')
-      .execute();
-    expect(digests.map((row) => row.id)).toEqual(['dg-new']);
   });
 
   it('expires held notifications older than 7 days, and beyond the newest 1,000 of a webhook', async () => {

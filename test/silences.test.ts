@@ -37,7 +37,7 @@ async function openWindow(body: Record<string, unknown>, key?: string) {
 
 async function alert(name: string, settings: Record<string, unknown>) {
   const res = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: { name, type: 'NODE_STATE_CHANGE', settings: { org_id: east, ...settings } },
+    body: { name, type: 'NODE_STATE_CHANGE', settings: { org_id: east, group_by: 'none', ...settings } },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.id as string;

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 async function alert(name: string, type: string, settings: Record<string, unknown>) {
   const res = await t.request('POST', '/api/v1/mysubscriptions', {
-    body: { name, type, settings: { org_id: root, ...settings } },
+    body: { name, type, settings: { org_id: root, group_by: 'none', ...settings } },
   });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; settings: Record<string, string> };

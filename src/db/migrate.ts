@@ -30,6 +30,7 @@ import * as noPendingDeliveriesIndex from './migrations/0027_no_pending_deliveri
 import * as successOnDelivery from './migrations/0028_success_on_delivery.js';
 import * as retentionById from './migrations/0029_retention_by_id.js';
 import * as alertGrouping from './migrations/0030_alert_grouping.js';
+import * as incidents from './migrations/0031_incidents.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0028_success_on_delivery': successOnDelivery,
   '0029_retention_by_id': retentionById,
   '0030_alert_grouping': alertGrouping,
+  '0031_incidents': incidents,
 };
 
 export interface MigrationReport {

@@ -104,7 +104,7 @@ export interface WebhooksTable {
 }
 
 export type NotificationStatus =
-  'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed' | 'cancelled';
+  'pending' | 'delivered' | 'failed' | 'held' | 'expired' | 'suppressed' | 'cancelled' | 'grouped';
 
 export interface NotificationsTable {
   id: string;
@@ -125,8 +125,10 @@ export interface NotificationsTable {
   reason: string | null;
   /** The maintenance window that held it back (suppressed, then perhaps sent at the window's end). */
   silence_id: string | null;
-  /** The digest e-mail it went out in, when its owner had too many e-mails that minute. */
-  digest_id: string | null;
+  /** The incident it joined, or (with incident_sequence) the incident whose message it is. */
+  incident_id: string | null;
+  /** Set on an incident's message only: its sequence in the incident. */
+  incident_sequence: number | null;
   /** The body sent (JSON text), the same on every retry. */
   payload: string;
   occurred_at: number;
@@ -177,14 +179,46 @@ export interface EmailChannelsTable {
   created_at: number;
 }
 
-/** One user's minute of e-mail notifications beyond the first few, sent as one e-mail at the minute's end. */
-export interface EmailDigestsTable {
+/** One alert's open trouble for one group key (docs/decisions/0008-incidents.md). */
+export interface IncidentsTable {
   id: string;
+  alert_id: string;
   user_id: string;
-  window_start: number;
-  /** The digest in email_outbox, once it was written. */
-  email_id: string | null;
-  created_at: number;
+  /** The organization's id or the node's, as the alert's group_by says. */
+  group_key: string;
+  org_id: string;
+  /** Set when the alert groups by node. */
+  node_id: string | null;
+  type: string;
+  status: 'firing' | 'resolved';
+  opened_at: number;
+  resolved_at: number | null;
+  /** The last message's sequence; 1 is the opening message. */
+  sequence: number;
+  last_message_at: number;
+  last_change_at: number;
+  /** When its flush is due; null once resolved. */
+  due_at: number | null;
+  /** Flaps since the last message. */
+  flaps: number;
+  /** Members firing now. */
+  firing: number;
+  /** Tunnel and service changes folded into their UNREACHABLE node. */
+  behind_unreachable: number;
+}
+
+export interface IncidentMembersTable {
+  incident_id: string;
+  /** The resource's id; the event's for a type without a good state. */
+  member_key: string;
+  notification_id: string;
+  condition: string;
+  firing: number;
+  since: number;
+  change: 'new' | 'recovered' | null;
+  recovered_at: number | null;
+  flaps: number;
+  announced: number;
 }
 
 /** A maintenance window: notifications it covers are stored, not sent. */
@@ -369,7 +403,8 @@ export interface Database {
   email_channels: EmailChannelsTable;
   alerts: AlertsTable;
   silences: SilencesTable;
-  email_digests: EmailDigestsTable;
+  incidents: IncidentsTable;
+  incident_members: IncidentMembersTable;
   jobs: JobsTable;
   nodes: NodesTable;
   node_labels: NodeLabelsTable;

@@ -1,7 +1,9 @@
 import type { AppContext } from '../../context.js';
 import type { EndpointKind } from '../../db/types.js';
 import type { NotificationBody } from '../../receiver/index.js';
-import { channelRequest } from '../channels/render.js';
+import { channelRequest, renderChannelRequest } from '../channels/render.js';
+import { INCIDENT_RENDERERS } from '../incidents/channel-messages.js';
+import type { IncidentBody } from '../incidents/message-body.js';
 import { notificationHeaders } from '../webhooks/signing.js';
 
 /** What a request to an endpoint needs of its row. */
@@ -38,12 +40,17 @@ export function endpointRequest(
     const headers = notificationHeaders(JSON.parse(endpoint.headers) as Record<string, string>, signing);
     return { url: endpoint.url, headers, body: message.payload };
   }
-  const page = message.notificationId === null ? '' : `/${message.notificationId}`;
-  const links = {
-    console: `${ctx.config.publicUrl}/#/notifications${page}`,
-    pagerDutyEvents: ctx.config.pagerDutyEventsUrl,
-  };
-  const body = JSON.parse(message.payload) as NotificationBody;
-  const request = channelRequest(endpoint.kind, secret, body, links);
+  const body = JSON.parse(message.payload) as NotificationBody | IncidentBody;
+  const pagerDutyEvents = ctx.config.pagerDutyEventsUrl;
+  const request =
+    body.type === 'INCIDENT'
+      ? renderChannelRequest(INCIDENT_RENDERERS, endpoint.kind, secret, body, {
+          console: `${ctx.config.publicUrl}/#/incidents/${body.incident.id}`,
+          pagerDutyEvents,
+        })
+      : channelRequest(endpoint.kind, secret, body, {
+          console: `${ctx.config.publicUrl}/#/notifications${message.notificationId === null ? '' : `/${message.notificationId}`}`,
+          pagerDutyEvents,
+        });
   return { ...request, headers: { 'Content-Type': 'application/json' } };
 }

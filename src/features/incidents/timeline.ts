@@ -41,6 +41,8 @@ export interface Incident {
   dueAt: number | null;
   /** Flaps since the last message. */
   flaps: number;
+  /** Members firing now: a change reads one member, not all of them. */
+  firing: number;
 }
 
 /** What a member has done since the last message, if anything. */
@@ -75,6 +77,12 @@ export interface Step {
   incident: Incident;
   members: Member[];
   message: Message | null;
+}
+
+/** A member's change: the incident's new state and the member's (unchanged: the same object). */
+export interface Change {
+  incident: Incident;
+  member: Member;
 }
 
 const ORDER: Record<string, number> = { new: 0, recovered: 1, firing: 2 };
@@ -130,6 +138,7 @@ export function open(key: string, now: number, timing: Timing): Step {
     lastChangeAt: now,
     dueAt: now + timing.waitMs,
     flaps: 0,
+    firing: 1,
   };
   const member: Member = {
     key,
@@ -144,21 +153,18 @@ export function open(key: string, now: number, timing: Timing): Step {
   return { incident, members: told([member], now, timing), message: opening };
 }
 
-const allRecovered = (members: readonly Member[]) => members.every((member) => !member.firing);
-
 /**
- * A member fires (a new one, or one that had recovered). A member that recovered within one
- * `group_interval` flaps: counted, and it sends nothing by itself.
+ * A member fires (a new one, or one that had recovered): `known` is its row, if it has one. A member that
+ * recovered within one `group_interval` flaps: counted, and it sends nothing by itself.
  */
 export function fired(
   incident: Incident,
-  members: readonly Member[],
+  known: Member | undefined,
   key: string,
   now: number,
   timing: Timing,
-): Step {
-  const known = members.find((member) => member.key === key);
-  if (known?.firing === true) return { incident, members: [...members], message: null };
+): Change {
+  if (known?.firing === true) return { incident, member: known };
   const flapping =
     known !== undefined && known.recoveredAt !== null && now - known.recoveredAt < timing.intervalMs
       ? known
@@ -173,34 +179,31 @@ export function fired(
           change: flapping.announced ? null : 'new',
           flaps: flapping.flaps + 1,
         };
-  const after = [...members.filter((other) => other.key !== key), member];
   const next: Incident = {
     ...incident,
     lastChangeAt: now,
     flaps: incident.flaps + (flapping === undefined ? 0 : 1),
+    firing: incident.firing + 1,
   };
   // A flap alone sends nothing: the flusher looks when it was to (a resolve due finds one firing again).
   next.dueAt =
     member.change === null ? (incident.dueAt ?? repeatAt(next, timing)) : nextUpdateAt(next, timing, now);
-  return { incident: next, members: after, message: null };
+  return { incident: next, member };
 }
 
 /** A member returns to its good state. The last one to recover makes the resolve due `group_wait` later. */
 export function recovered(
   incident: Incident,
-  members: readonly Member[],
-  key: string,
+  known: Member | undefined,
   now: number,
   timing: Timing,
-): Step {
-  const known = members.find((member) => member.key === key);
-  if (known === undefined || !known.firing) return { incident, members: [...members], message: null };
+): Change | undefined {
+  if (known === undefined || !known.firing) return undefined;
   const member: Member = { ...known, firing: false, since: now, change: 'recovered', recoveredAt: now };
-  const after = members.map((other) => (other.key === key ? member : other));
-  const next: Incident = { ...incident, lastChangeAt: now };
+  const next: Incident = { ...incident, lastChangeAt: now, firing: incident.firing - 1 };
   // The resolve does not wait for group_interval; an update does.
-  next.dueAt = allRecovered(after) ? now + timing.waitMs : nextUpdateAt(next, timing, now);
-  return { incident: next, members: after, message: null };
+  next.dueAt = next.firing === 0 ? now + timing.waitMs : nextUpdateAt(next, timing, now);
+  return { incident: next, member };
 }
 
 function repeatAt(incident: Incident, timing: Timing): number | null {
@@ -233,7 +236,7 @@ export function flush(incident: Incident, members: readonly Member[], now: numbe
       message: sent,
     };
   };
-  if (timing.recovers && allRecovered(members)) {
+  if (timing.recovers && incident.firing === 0) {
     // Only once the last recovery has waited group_wait: a later firing moved dueAt on.
     return speak('resolved', 'resolved');
   }

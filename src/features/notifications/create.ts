@@ -3,10 +3,11 @@ import type { Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
 import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
-import { cancelNotifications, setNotificationStatus } from '../deliveries/repo.js';
-import { startDelivery } from '../deliveries/start.js';
+import { changeIncident, foldIntoIncident } from '../incidents/join.js';
+import { isGrouped } from '../incidents/policy.js';
+import { setNotificationStatus } from '../deliveries/repo.js';
 import { coveringSilence } from '../silences/coverage.js';
-import { sendByEmail } from './email-storm.js';
+import { sendingStatus, sendNotification, webhookOf } from './send.js';
 import { organizationChain } from './org-chain.js';
 import { NODE_UNREACHABLE, nodeUnreachableBehind, type StatesBehind } from './suppression.js';
 import {
@@ -82,52 +83,52 @@ export async function suppressionOf(
   return undefined;
 }
 
-type Webhook = { id: string; is_enabled: number };
-
-function webhookOf(alert: WatchingAlert): Webhook | undefined {
-  // A webhook or a channel: both are endpoints of the delivery engine.
-  return alert.channel_type !== 'email' && alert.webhook_id !== null
-    ? { id: alert.webhook_id, is_enabled: alert.webhook_enabled ?? 0 }
-    : undefined;
-}
-
-/** The status a notification that goes out starts with: held while its webhook is disabled. */
-function sendingStatus(webhook: Webhook | undefined): 'pending' | 'held' {
-  return webhook === undefined || webhook.is_enabled === 1 ? 'pending' : 'held';
-}
-
 /**
- * Sends a stored notification: its webhook delivery (pending, or held), or its e-mail (alone or in a
- * digest). The delivery reads its webhook again as it is made: a notification whose webhook changed state
- * since the alert was read follows the delivery, and one whose webhook was deleted meanwhile (with its
- * alert) is removed. Returns the notification's status, or undefined when it was removed.
+ * Sends a stored notification: through its incident for a grouped alert (docs/decisions/0008-incidents.md),
+ * else, or when it has no incident to change (a return to good with nothing firing), on its own. Returns
+ * its status, or undefined when it was removed (its webhook was deleted meanwhile).
  */
-async function dispatch(
+async function sendOrGroup(
   ctx: AppContext,
   trx: Executor,
+  alert: WatchingAlert,
+  event: EventRow,
   notification: { id: string; user_id: string; payload: string; occurred_at: number; status: string },
-  webhook: Webhook | undefined,
   now: number,
 ): Promise<string | undefined> {
-  if (webhook === undefined) {
-    await sendByEmail(ctx, trx, notification);
-    return notification.status;
-  }
-  const status = await startDelivery(ctx, trx, notification, webhook.id, now);
-  if (status === undefined) {
-    // Its webhook was deleted meanwhile: ended as the deletion ends what it had not sent.
-    await cancelNotifications(trx, [notification.id]);
-    return 'cancelled';
-  }
-  if (status !== notification.status) await setNotificationStatus(trx, notification.id, status);
-  return status;
+  if (
+    isGrouped(alert) &&
+    (await changeIncident(ctx, trx, alert, event, { ...notification, condition: event.condition }))
+  )
+    return 'grouped';
+  const webhook = webhookOf(alert);
+  const status = sendingStatus(webhook);
+  if (notification.status !== status) await setNotificationStatus(trx, notification.id, status);
+  return sendNotification(ctx, trx, { ...notification, status }, webhook, now);
 }
 
 /**
- * The notification of an alert for an event, at most one (a check may run twice), with its delivery:
- * to the webhook (pending, or held while it is disabled) or to the owner's address through the outbox;
- * or none, the notification stored as suppressed, when a maintenance window covers the change or an
- * UNREACHABLE node is behind it. Runs in the transaction of the event or of the check.
+ * Whether a notification is held back, as `suppressionOf` says. A grouped alert always folds a tunnel's
+ * or service's change behind an UNREACHABLE node into that node.
+ */
+function holdingBack(
+  ctx: AppContext,
+  trx: Executor,
+  alert: WatchingAlert,
+  event: EventRow,
+  now: number,
+  known?: Known,
+) {
+  const folds = isGrouped(alert) ? { suppress_when_node_unreachable: 1 } : alert;
+  return suppressionOf(ctx, trx, folds, event, now, known);
+}
+
+/**
+ * The notification of an alert for an event, at most one (a check may run twice), sent: through its
+ * incident for a grouped alert, else with its delivery to the webhook (pending, or held while it is
+ * disabled) or to the owner's address through the outbox. Or none, the notification stored as suppressed,
+ * when a maintenance window covers the change or an UNREACHABLE node is behind it; a grouped alert's
+ * incident counts the latter (`behind_unreachable`). Runs in the transaction of the event or of the check.
  */
 export async function createNotification(
   ctx: AppContext,
@@ -138,8 +139,7 @@ export async function createNotification(
 ): Promise<void> {
   const now = ctx.clock.now();
   const facts = await factsOf(ctx, trx, event, known);
-  const webhook = webhookOf(alert);
-  const suppressed = await suppressionOf(ctx, trx, alert, event, now, known);
+  const suppressed = await holdingBack(ctx, trx, alert, event, now, known);
   const row = {
     id: newId(now),
     user_id: alert.user_id,
@@ -153,23 +153,38 @@ export async function createNotification(
     channel_type: alert.channel_type,
     webhook_id: alert.webhook_id,
     email_id: null,
-    status: suppressed === undefined ? sendingStatus(webhook) : ('suppressed' as const),
+    status:
+      suppressed !== undefined
+        ? ('suppressed' as const)
+        : isGrouped(alert)
+          ? ('grouped' as const)
+          : sendingStatus(webhookOf(alert)),
     reason: suppressed?.reason ?? null,
     silence_id: suppressed?.silenceId ?? null,
-    digest_id: null,
+    incident_id: null,
+    incident_sequence: null,
     payload: JSON.stringify(notificationPayload(facts, { id: alert.id, name: alert.name })),
     occurred_at: event.occurred_at,
     created_at: now,
   };
   if (!(await insertNotification(trx, row))) return;
-  const status = suppressed === undefined ? await dispatch(ctx, trx, row, webhook, now) : row.status;
+  let status: string | undefined = row.status;
+  if (suppressed === undefined) status = await sendOrGroup(ctx, trx, alert, event, row, now);
+  else if (
+    suppressed.reason === NODE_UNREACHABLE &&
+    isGrouped(alert) &&
+    (await foldIntoIncident(trx, alert, event, row.id))
+  ) {
+    await setHeldBackStatus(trx, row.id, 'grouped', NODE_UNREACHABLE, null);
+    status = 'grouped';
+  }
   if (status !== undefined) ctx.alertMetrics.notificationsEntered(trx, status, row.reason);
 }
 
 /**
- * A notification a maintenance window held back, sent now that the window is over — unless another
- * window or an UNREACHABLE node holds it back still (it is then suppressed for that reason instead).
- * Returns whether it went out.
+ * A notification a maintenance window held back, sent now that the window is over (through its incident
+ * for a grouped alert) — unless another window or an UNREACHABLE node holds it back still (it is then
+ * suppressed for that reason instead). Returns whether it went out.
  */
 export async function sendHeldBack(
   ctx: AppContext,
@@ -179,9 +194,9 @@ export async function sendHeldBack(
   event: EventRow,
 ): Promise<boolean> {
   const now = ctx.clock.now();
-  const webhook = webhookOf(alert);
   const suppressed = await suppressionOf(ctx, trx, alert, event, now);
-  const status = suppressed === undefined ? sendingStatus(webhook) : 'suppressed';
+  const status =
+    suppressed !== undefined ? 'suppressed' : isGrouped(alert) ? 'grouped' : sendingStatus(webhookOf(alert));
   const reason = suppressed?.reason ?? null;
   // A later window takes it over; otherwise the record of the window it waited in stays.
   await setHeldBackStatus(trx, notification.id, status, reason, suppressed?.silenceId ?? null);
@@ -189,7 +204,7 @@ export async function sendHeldBack(
     ctx.alertMetrics.notificationsEntered(trx, status, reason);
     return false;
   }
-  const sent = await dispatch(ctx, trx, { ...notification, status }, webhook, now);
+  const sent = await sendOrGroup(ctx, trx, alert, event, { ...notification, status }, now);
   if (sent !== undefined) ctx.alertMetrics.notificationsEntered(trx, sent, reason);
   return sent !== undefined;
 }

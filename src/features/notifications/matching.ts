@@ -1,6 +1,8 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { resolvesIncident } from '../channels/render.js';
+import { changeIncident } from '../incidents/join.js';
+import { isGrouped, isRecovery } from '../incidents/policy.js';
 import { createNotification, type Known } from './create.js';
 import { organizationChain } from './org-chain.js';
 import { matchingSnapshot, type MatchingSnapshot } from './matching-snapshot.js';
@@ -12,12 +14,17 @@ export interface AlertCheck {
   eventId: string;
 }
 
-/** Whether the alert matches the event: its type (already selected), condition, organization scope and scopes. */
-export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
+/** Whether the event is within the alert's organization scope and scopes (its type already selected). */
+function inScope(alert: WatchingAlert, event: EventRow): boolean {
   if (alert.org_id !== event.org_id && alert.include_child !== 1) return false;
   if (alert.scope_node_id !== null && alert.scope_node_id !== event.node_id) return false;
   if (alert.scope_tunnel_id !== null && alert.scope_tunnel_id !== event.resource_id) return false;
-  if (alert.scope_service_id !== null && alert.scope_service_id !== event.resource_id) return false;
+  return alert.scope_service_id === null || alert.scope_service_id === event.resource_id;
+}
+
+/** Whether the alert matches the event: its type (already selected), condition, organization scope and scopes. */
+export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
+  if (!inScope(alert, event)) return false;
   if (alert.alert_me === null || alert.alert_me.split(',').includes(event.condition)) return true;
   // An incident a PagerDuty alert opened is closed by the resource's return to good, asked for or not.
   return alert.channel_type === 'pagerduty' && resolvesIncident(event.condition);
@@ -56,7 +63,12 @@ export async function notifyMatchingAlerts(
       chain.map((org) => org.id),
     );
     for (const alert of candidates) {
-      if (!alertMatches(alert, event)) continue;
+      if (!alertMatches(alert, event)) {
+        // A grouped alert's member recovers on its return to good, whether or not the alert asks to be told.
+        if (isGrouped(alert) && isRecovery(event) && inScope(alert, event))
+          await changeIncident(ctx, trx, alert, event, undefined);
+        continue;
+      }
       const minutes = alert.duration_minutes ?? 0;
       if (minutes > 0) {
         const check: AlertCheck = { alertId: alert.id, eventId: event.id };

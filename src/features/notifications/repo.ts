@@ -25,6 +25,10 @@ export type WatchingAlert = Pick<
   | 'scope_tunnel_id'
   | 'scope_service_id'
   | 'suppress_when_node_unreachable'
+  | 'group_by'
+  | 'group_wait_s'
+  | 'group_interval_s'
+  | 'repeat_interval_s'
 > & {
   /** Its webhook's is_enabled (null for e-mail alerts), read with the alert. */
   webhook_enabled: number | null;
@@ -45,6 +49,10 @@ const ALERT_COLUMNS = [
   'alerts.scope_tunnel_id',
   'alerts.scope_service_id',
   'alerts.suppress_when_node_unreachable',
+  'alerts.group_by',
+  'alerts.group_wait_s',
+  'alerts.group_interval_s',
+  'alerts.repeat_interval_s',
   'webhooks.is_enabled as webhook_enabled',
 ] as const;
 
@@ -86,7 +94,8 @@ const NOTIFICATION_COLUMNS = allColumns<NotificationRow>({
   status: true,
   reason: true,
   silence_id: true,
-  digest_id: true,
+  incident_id: true,
+  incident_sequence: true,
   payload: true,
   occurred_at: true,
   created_at: true,
@@ -126,13 +135,16 @@ export interface NotificationFilters {
   to?: number;
 }
 
-/** A page of notifications, newest first. */
+/**
+ * A page of notifications, newest first. An incident's messages are not listed: they speak for the
+ * notifications that joined it, and the incident lists them (GET /api/v1/incident/{id}).
+ */
 export async function listNotifications(
   db: Executor,
   filters: NotificationFilters,
   page: PageRequest,
 ): Promise<Page<NotificationRow>> {
-  let query = db.selectFrom('notifications').selectAll();
+  let query = db.selectFrom('notifications').selectAll().where('incident_sequence', 'is', null);
   if (filters.userId !== undefined) query = query.where('user_id', '=', filters.userId);
   if (filters.type !== undefined) query = query.where('type', '=', filters.type);
   if (filters.nodeId !== undefined) query = query.where('node_id', '=', filters.nodeId);
@@ -153,7 +165,12 @@ export async function organizationsBelow(db: Executor, orgId: string): Promise<s
 }
 
 export async function findNotification(db: Executor, id: string): Promise<NotificationRow | undefined> {
-  return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('notifications')
+    .selectAll()
+    .where('id', '=', id)
+    .where('incident_sequence', 'is', null)
+    .executeTakeFirst();
 }
 
 /** The ids whose current names a page of notifications or deliveries shows, by what they name. */
@@ -208,8 +225,8 @@ export async function deliveriesOf(db: Executor, notificationId: string) {
 }
 
 /**
- * Removes notifications (with their deliveries and attempts) and e-mail digests made before `before`; how
- * many. A notification's id is a UUIDv7 of its `created_at`, so the primary key finds them: no index on
+ * Removes notifications (with their deliveries and attempts) made before `before`, and the incidents
+ * resolved before it (with their members); how many notifications. A notification's id is a UUIDv7 of its `created_at`, so the primary key finds them: no index on
  * `created_at` is written with every notification for a query that runs once an hour.
  */
 export async function pruneNotifications(db: Executor, before: number): Promise<number> {
@@ -229,8 +246,12 @@ export async function pruneNotifications(db: Executor, before: number): Promise<
       ),
     )
     .executeTakeFirst();
-  const digests = await db.deleteFrom('email_digests').where('window_start', '<', before).executeTakeFirst();
-  return Number(result.numDeletedRows) + Number(digests.numDeletedRows);
+  await db
+    .deleteFrom('incidents')
+    .where('status', '=', 'resolved')
+    .where('resolved_at', '<', before)
+    .execute();
+  return Number(result.numDeletedRows);
 }
 
 /** A node's name; empty for a node that is gone. */

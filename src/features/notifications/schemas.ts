@@ -7,14 +7,15 @@ import { NOTIFICATION_TYPES } from './types.js';
 import { ChannelTypeAnswer } from '../alerts/schemas.js';
 
 const Status = Type.Union(
-  ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed', 'cancelled'].map((status) =>
+  ['pending', 'delivered', 'failed', 'held', 'expired', 'suppressed', 'cancelled', 'grouped'].map((status) =>
     Type.Literal(status),
   ),
   {
     description:
       'pending (on its way, or waiting for a retry), delivered, failed (the e-mail gave up), held (its webhook ' +
       'is disabled; sent once it is verified again), expired (held too long), suppressed (not sent, see reason), ' +
-      'cancelled (its webhook or channel was deleted before it went out; reason webhook_deleted).',
+      'cancelled (its webhook or channel was deleted before it went out; reason webhook_deleted), grouped ' +
+      '(it joined the incident incident_id names, whose messages went out instead).',
   },
 );
 
@@ -26,10 +27,10 @@ export const Notification = Type.Object({
       'Why it was suppressed (maintenance: a window covered it; node_unreachable: its node, or its tunnel’s ' +
       'peer, was UNREACHABLE), expired (held_too_long) or cancelled (webhook_deleted).',
   }),
-  digest_id: Type.Union([Type.String(), Type.Null()], {
+  incident_id: Type.Union([Type.String(), Type.Null()], {
     description:
-      'The digest e-mail it went out in: past the first 5 e-mail notifications of a minute, the rest of ' +
-      'that minute go out together at its end.',
+      'The incident it joined (status grouped): its alert groups notifications, and the incident’s ' +
+      'messages are what went out (GET /api/v1/incident/{id}).',
   }),
   silence_id: Type.Union([Type.String(), Type.Null()], {
     description: 'The maintenance window that held it back (it may have been sent when the window ended).',

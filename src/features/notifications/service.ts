@@ -31,7 +31,7 @@ function present(row: repo.NotificationRow, payload: NotificationPayload, contex
     status: row.status,
     reason: row.reason,
     silence_id: row.silence_id,
-    digest_id: row.digest_id,
+    incident_id: row.incident_id,
     alert: { id: row.alert_id, name: row.alert_name },
     owner: context.owner,
     type: row.type,

@@ -35,6 +35,7 @@ export async function countsByStep(
     .where(whoseAre(window, ''))
     .where('created_at', '>=', window.start)
     .where('created_at', '<', window.to)
+    .where('incident_sequence', 'is', null)
     .groupBy([step, 'status'])
     .execute();
   return rows.map((row) => ({ at: Number(row.at), status: row.status, n: Number(row.n) }));

@@ -32,6 +32,7 @@ const Stats = Type.Object({
       expired: Count('expired'),
       suppressed: Count('suppressed'),
       cancelled: Count('cancelled'),
+      grouped: Count('grouped'),
       latency_count: Type.Integer({ description: "Deliveries of the step's notifications answered 2xx." }),
       latency_p50_ms: Latency('median (nearest rank)'),
       latency_p95_ms: Latency('95th percentile (nearest rank)'),

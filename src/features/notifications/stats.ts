@@ -59,6 +59,7 @@ export async function notificationStats(ctx: ServiceContext, query: StatsQuery) 
         expired: count('expired'),
         suppressed: count('suppressed'),
         cancelled: count('cancelled'),
+        grouped: count('grouped'),
         latency_count: sorted.length,
         latency_p50_ms: percentile(sorted, 0.5),
         latency_p95_ms: percentile(sorted, 0.95),
