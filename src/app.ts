@@ -1,5 +1,6 @@
 import { deliveryLogRoutes } from './features/deliveries/routes.js';
 import { notificationRoutes } from './features/notifications/routes.js';
+import { incidentRoutes } from './features/incidents/routes.js';
 import { notificationStatsRoutes } from './features/notifications/stats-routes.js';
 import { silenceRoutes } from './features/silences/routes.js';
 import { HeartbeatBuffer } from './features/fleet/reports/heartbeats.js';
@@ -204,6 +205,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(availabilityRoutes);
   await app.register(resourceRoutes);
   await app.register(notificationRoutes);
+  await app.register(incidentRoutes);
   await app.register(notificationStatsRoutes);
   await app.register(deliveryLogRoutes);
   await app.register(silenceRoutes);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
 import {
   groupedAlert,
   nodesIn,
@@ -109,5 +110,151 @@ describe('grouping keys', () => {
     const byOrg = new Map(incidents.map((incident) => [incident.org_id, incident]));
     expect(byOrg.get(north)).toMatchObject({ firing: 3, status: 'firing' });
     expect(byOrg.get(south)).toMatchObject({ firing: 2, status: 'firing' });
+  });
+});
+
+describe('flaps, folds, batches and windows', () => {
+  it('counts a member that recovers and fires again within group_interval as a flap, which sends nothing alone', async () => {
+    const org = await subOrg(engine, 'Flappy');
+    const [flapper, , returning] = await nodesIn(engine, org, 'flap', 3);
+    const alertId = await groupedAlert(engine, { group_wait: 10, group_interval: 300 });
+    await outage(engine);
+    const incident = (await engine.incidentsOf(alertId)).find((row) => row.org_id === org);
+    engine.at.now += 10 * S;
+    await engine.flushDue();
+    expect(await engine.messages(incident!.id)).toHaveLength(2);
+
+    // Back, and silent again within group_interval: a flap, and no message for it.
+    await report(engine, flapper!.token);
+    await outage(engine);
+    await engine.flushDue();
+    expect(await engine.messages(incident!.id)).toHaveLength(2);
+    expect((await engine.incidentsOf(alertId)).find((row) => row.id === incident!.id)).toMatchObject({
+      flaps: 1,
+      firing: 3,
+    });
+
+    // The next real change is told, with the flap counted, not listed as new.
+    await report(engine, returning!.token);
+    engine.at.now += 300 * S;
+    await engine.flushDue();
+    const messages = await engine.messages(incident!.id);
+    expect(messages).toHaveLength(3);
+    expect(messages[2]!.counts).toMatchObject({ firing: 2, new: 0, recovered: 1, flaps: 1 });
+    // The recovered first, then those firing by how long they have been: the flapper fired again last.
+    expect(messages[2]!.members.map((member) => [member.node.name, member.change])).toEqual([
+      ['flap-002', 'recovered'],
+      ['flap-001', 'firing'],
+      ['flap-000', 'firing'],
+    ]);
+  });
+
+  it('folds tunnel changes behind an UNREACHABLE node into the firing incident: counted, not listed', async () => {
+    const org = await subOrg(engine, 'Spokes');
+    const [hub] = await nodesIn(engine, org, 'hub', 1);
+    const tunnel = (state: string) => ({
+      tunnels: [{ key: 'to-hub', name: 'To the hub', state, peer_node_id: hub!.id }],
+    });
+    const spokes = await nodesIn(engine, org, 'spoke', 4);
+    for (const spoke of spokes) await report(engine, spoke.token, tunnel('CONNECTED'));
+    const alertId = await groupedAlert(engine, { alert_me: 'TERMINATED' }, 'TUNNEL_STATE_CHANGE');
+
+    // One tunnel goes down on its own: the incident opens with it.
+    await report(engine, spokes[0]!.token, tunnel('TERMINATED'));
+    const [incident] = await engine.incidentsOf(alertId);
+    expect(incident).toMatchObject({ firing: 1, behind_unreachable: 0 });
+
+    // The hub goes silent; the other spokes' tunnels to it go down: folded into the incident.
+    engine.at.now += engine.t.config.nodeHeartbeatTimeoutS * 1_000 + 60_000;
+    for (const spoke of spokes)
+      await report(engine, spoke.token, tunnel(spoke === spokes[0] ? 'TERMINATED' : 'CONNECTED'));
+    await sweepSilentNodes(engine.t.ctx, 0);
+    for (const spoke of spokes.slice(1)) await report(engine, spoke.token, tunnel('TERMINATED'));
+    expect((await engine.incidentsOf(alertId))[0]).toMatchObject({ firing: 1, behind_unreachable: 3 });
+    const folded = await engine.t.ctx.db
+      .selectFrom('notifications')
+      .select(['status', 'reason', 'incident_id'])
+      .where('alert_id', '=', alertId)
+      .where('incident_sequence', 'is', null)
+      .where('node_id', '!=', spokes[0]!.id)
+      .execute();
+    expect(folded).toEqual(
+      Array.from({ length: 3 }, () => ({
+        status: 'grouped',
+        reason: 'node_unreachable',
+        incident_id: incident!.id,
+      })),
+    );
+
+    // The first tunnel recovers: the resolve counts the folded ones and lists only the member.
+    await report(engine, spokes[0]!.token, tunnel('CONNECTED'));
+    engine.at.now += 10 * S;
+    await engine.flushDue();
+    const last = (await engine.messages(incident!.id)).at(-1)!;
+    expect(last.incident.reason).toBe('resolved');
+    expect(last.counts.behind_unreachable).toBe(3);
+    expect(last.members.map((member) => member.node.name)).toEqual(['spoke-000']);
+  });
+
+  it('batches the events of a type without a good state, and ends the batch silently after a quiet group_interval', async () => {
+    const org = await subOrg(engine, 'Upgrades');
+    const nodes = await nodesIn(engine, org, 'upg', 3);
+    for (const node of nodes) await report(engine, node.token, { upgrade: { status: 'ENABLED' } });
+    const alertId = await groupedAlert(
+      engine,
+      { group_wait: 10, group_interval: 60, alert_me: 'FAILED' },
+      'NODE_UPGRADE',
+    );
+    for (const node of nodes) await report(engine, node.token, { upgrade: { status: 'FAILED' } });
+    const [incident] = await engine.incidentsOf(alertId);
+    expect(incident).toMatchObject({ firing: 3 });
+    engine.at.now += 10 * S;
+    await engine.flushDue();
+    const messages = await engine.messages(incident!.id);
+    expect(messages.map((message) => [message.incident.reason, message.counts.firing])).toEqual([
+      ['opened', 1],
+      ['updated', 3],
+    ]);
+    engine.at.now += 60 * S;
+    await engine.flushDue();
+    expect((await engine.incidentsOf(alertId))[0]).toMatchObject({ status: 'resolved' });
+    expect(await engine.messages(incident!.id)).toHaveLength(2);
+  });
+
+  it('keeps a node in a maintenance window out, and lets it join at the window’s end', async () => {
+    const org = await subOrg(engine, 'Maintained');
+    const [kept, free] = await nodesIn(engine, org, 'maint', 2);
+    const alertId = await groupedAlert(engine, { group_wait: 10, group_interval: 60 });
+    const window = await engine.t.request('POST', '/api/v1/silence', {
+      body: {
+        name: 'Rack',
+        org_id: org,
+        node_id: kept!.id,
+        starts_at: new Date(engine.at.now).toISOString(),
+        ends_at: new Date(engine.at.now + 3_600_000).toISOString(),
+      },
+    });
+    expect(window.status, window.text).toBe(201);
+    await outage(engine);
+    // Other organizations' nodes went down too: this organization's incident.
+    const incident = (await engine.incidentsOf(alertId)).find((row) => row.org_id === org);
+    expect(incident).toMatchObject({ firing: 1 });
+    const held = await engine.t.ctx.db
+      .selectFrom('notifications')
+      .select(['status', 'reason'])
+      .where('alert_id', '=', alertId)
+      .where('node_id', '=', kept!.id)
+      .executeTakeFirstOrThrow();
+    expect(held).toEqual({ status: 'suppressed', reason: 'maintenance' });
+
+    // The window ends with the node still down: it joins the incident, told in the next update.
+    engine.at.now += 3_600_000;
+    await engine.flushDue();
+    await engine.flushDue();
+    const messages = await engine.messages(incident!.id);
+    const joined = messages.at(-1)!;
+    expect(joined.members.find((member) => member.node.name === 'maint-000')?.change).toBe('new');
+    expect(joined.counts.firing).toBe(2);
+    expect(free).toBeDefined();
   });
 });

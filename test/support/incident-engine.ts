@@ -3,8 +3,9 @@ import type { IncidentsTable } from '../../src/db/types.js';
 import { sweepSilentNodes } from '../../src/features/fleet/liveness/sweep.js';
 import { incidentFlushJob, type FlushSeams } from '../../src/features/incidents/flush.js';
 import type { IncidentBody } from '../../src/features/incidents/message-body.js';
+import { silenceEndJob } from '../../src/features/silences/end-job.js';
 import { Worker } from '../../src/jobs/worker.js';
-import { startTestApp, type TestApp } from './harness.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './harness.js';
 
 /**
  * The incident engine on the real service and database, on a clock the test moves: nothing sleeps. The
@@ -15,14 +16,15 @@ export interface EngineApp {
   t: TestApp;
   /** The clock every part of the service reads. */
   at: { now: number };
+  /** Runs the incidents' flushes and the windows' ends due on the clock. */
   flushDue(seams?: FlushSeams): Promise<number>;
   messages(incidentId?: string): Promise<IncidentBody[]>;
   /** The alert's incidents, oldest first. */
   incidentsOf(alertId: string): Promise<IncidentsTable[]>;
 }
 
-export async function startEngineApp(): Promise<EngineApp> {
-  const t = await startTestApp({ background: false });
+export async function startEngineApp(options: Omit<TestAppOptions, 'background'> = {}): Promise<EngineApp> {
+  const t = await startTestApp({ ...options, background: false });
   const at = { now: Date.now() };
   t.ctx.clock = { now: () => at.now };
   const flushDue = async (seams: FlushSeams = {}) => {
@@ -31,7 +33,8 @@ export async function startEngineApp(): Promise<EngineApp> {
       queue: t.ctx.jobs,
       clock: t.ctx.clock,
       logger: t.ctx.logger,
-      handlers: [incidentFlushJob(t.ctx, seams)],
+      // A window's end sends what it held back: into its incident, for a grouped alert.
+      handlers: [incidentFlushJob(t.ctx, seams), silenceEndJob(t.ctx)],
       pollMs: 60_000,
       leaseMs: 60_000,
     });
@@ -100,15 +103,21 @@ export async function subOrg(engine: EngineApp, name: string): Promise<string> {
   return res.body.id as string;
 }
 
-/** An e-mail alert on nodes going UNREACHABLE anywhere under the caller's organization, grouped as given. */
+/** An alert (by e-mail unless an endpoint is given) on nodes going UNREACHABLE anywhere under the caller's organization, grouped as given. */
 export async function groupedAlert(
   engine: EngineApp,
   settings: Record<string, unknown> = {},
   type = 'NODE_STATE_CHANGE',
+  endpoint: { channel_type?: string; channel_id?: string } = {},
 ): Promise<string> {
   const root = (await engine.t.request('GET', '/api/v1/user/me')).body.org_id as string;
   const res = await engine.t.request('POST', '/api/v1/mysubscriptions', {
-    body: { name: 'Nodes down', type, settings: { org_id: root, include_child: true, ...settings } },
+    body: {
+      name: 'Nodes down',
+      type,
+      settings: { org_id: root, include_child: true, ...settings },
+      ...endpoint,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.id as string;

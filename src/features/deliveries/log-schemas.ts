@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { InstantQuery } from '../../http/instants.js';
 import { CURRENT_NAMES, Named, NamedResource } from '../notifications/names-schema.js';
 
-const DeliveryStatus = Type.Union(
+export const DeliveryStatus = Type.Union(
   [
     Type.Literal('pending'),
     Type.Literal('delivered'),

@@ -64,7 +64,9 @@ async function openIncident(
   const latest = { notificationId: notification.id, condition: notification.condition };
   await repo.putMember(trx, memberRow(row.id, step.members[0]!, latest));
   await repo.setNotificationIncident(trx, notification.id, row.id);
-  const rows = new Map([[step.members[0]!.key, { notification_id: notification.id }]]);
+  const rows = new Map([
+    [step.members[0]!.key, { notification_id: notification.id, condition: notification.condition }],
+  ]);
   await writeMessage(ctx, trx, row, alert, step.message!, rows);
   await scheduleFlush(ctx, trx, row.id, step.incident.dueAt);
   return true;

@@ -9,7 +9,7 @@ import type { IncidentStatus, MemberChange, MessageReason } from './timeline.js'
 /** At most this many members are listed; the rest are counted and paged at `members_url`. */
 export const LISTED_MEMBERS = 100;
 
-interface Named {
+export interface Named {
   id: string;
   name: string;
 }

@@ -6,7 +6,7 @@ import { organizationChain } from '../notifications/org-chain.js';
 import { insertNotification, type WatchingAlert } from '../notifications/repo.js';
 import { sendingStatus, sendNotification, webhookOf } from '../notifications/send.js';
 import { incidentBody, type MemberFacts } from './message-body.js';
-import { goodStateOf } from './policy.js';
+import { memberWhat } from './member-facts.js';
 import { memberPayloads, type IncidentRow, type MemberRow } from './repo.js';
 import type { Member, Message } from './timeline.js';
 
@@ -16,26 +16,18 @@ import type { Member, Message } from './timeline.js';
  * makes one message, sent as every notification is (its delivery, or its e-mail).
  */
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** A member as its message shows it: its latest notification's facts, and its state in the incident. */
-function memberFacts(member: Member, type: string, body: NotificationBody | undefined): MemberFacts {
-  const change: MemberFacts['change'] = member.change ?? 'firing';
-  const facts: MemberFacts = {
-    resource: body?.resource ?? { kind: 'node', id: member.key, name: '' },
-    node: body?.node ?? { id: '', name: '' },
-    organization: body?.organization ?? { id: '', name: '' },
-    condition: body?.condition ?? '',
-    previous_state: body?.previous_state ?? null,
-    current_state: body?.current_state ?? '',
-    since: iso(member.since),
-    change,
+function memberFacts(
+  member: Member,
+  type: string,
+  condition: string,
+  body: NotificationBody | undefined,
+): MemberFacts {
+  return {
+    ...memberWhat({ key: member.key, firing: member.firing, condition }, type, body),
+    since: new Date(member.since).toISOString(),
+    change: member.change ?? 'firing',
   };
-  const good = goodStateOf(type);
-  // A recovery that no notification recorded (the alert does not ask for the good state) is told as one.
-  if (!member.firing && good !== undefined && facts.current_state !== good)
-    return { ...facts, condition: good, previous_state: facts.current_state, current_state: good };
-  return facts;
 }
 
 export async function writeMessage(
@@ -44,7 +36,7 @@ export async function writeMessage(
   incident: IncidentRow,
   alert: WatchingAlert,
   message: Message,
-  rows: ReadonlyMap<string, Pick<MemberRow, 'notification_id'>>,
+  rows: ReadonlyMap<string, Pick<MemberRow, 'notification_id' | 'condition'>>,
 ): Promise<void> {
   const now = ctx.clock.now();
   const notificationIds = message.members.flatMap((member) => {
@@ -53,9 +45,10 @@ export async function writeMessage(
   });
   const payloads = await memberPayloads(trx, notificationIds);
   const members = message.members.map((member) => {
-    const payload = payloads.get(rows.get(member.key)?.notification_id ?? '');
+    const row = rows.get(member.key);
+    const payload = payloads.get(row?.notification_id ?? '');
     const body = payload === undefined ? undefined : (JSON.parse(payload) as NotificationBody);
-    return memberFacts(member, incident.type, body);
+    return memberFacts(member, incident.type, row?.condition ?? '', body);
   });
   const organization = (await organizationChain(ctx, trx, incident.org_id))[0] ?? {
     id: incident.org_id,

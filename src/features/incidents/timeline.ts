@@ -175,6 +175,7 @@ export function fired(
       : {
           ...flapping,
           firing: true,
+          since: now,
           // Its untold recovery is undone; one never listed firing is still news.
           change: flapping.announced ? null : 'new',
           flaps: flapping.flaps + 1,
