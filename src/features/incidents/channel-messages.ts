@@ -66,7 +66,7 @@ function slackMessage(body: IncidentBody, links: ChannelLinks) {
   const { named, more, recovered } = lines(body);
   const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text: slackText(text) } });
   return {
-    text: slackText(`${incidentHeadline(body)}. ${body.message}`),
+    text: slackText(incidentHeadline(body)),
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: incidentHeadline(body).slice(0, 150) } },
       section(body.message),
