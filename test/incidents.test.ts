@@ -67,6 +67,17 @@ describe('a storm of 200 nodes in one organization', () => {
     expect(update.members).toHaveLength(100);
     expect(update.members.every((member) => member.change === 'new')).toBe(true);
     expect(update.message).toBe('Storm site: 200 UNREACHABLE (+199 new).');
+    // The e-mail storm is two e-mails, not two hundred: each message is one e-mail through the outbox.
+    const mails = await engine.t.ctx.db
+      .selectFrom('email_outbox')
+      .select('subject')
+      .where('subject', 'like', 'Storm site:%')
+      .orderBy('created_at')
+      .execute();
+    expect(mails.map((mail) => mail.subject)).toEqual([
+      'Storm site: 1 node UNREACHABLE (+1)',
+      'Storm site: 200 nodes UNREACHABLE (+199)',
+    ]);
 
     // Nothing changed: nothing more, even much later (the repeat is hours away).
     engine.at.now += 600 * S;
