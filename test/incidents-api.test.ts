@@ -280,7 +280,7 @@ describe('GET /api/v2/incident/{id}/members', () => {
       change: null,
       flaps: 0,
     });
-    // A resolved incident's members are its recovered ones, told as recoveries.
+    // A resolved incident's members are its recovered ones, their recovery told (change null).
     const recovered = (await get(`/api/v2/incident/${xBeta1}/members`)).body;
     expect(recovered.total_count).toBe(2);
     for (const member of recovered.results)
@@ -290,6 +290,7 @@ describe('GET /api/v2/incident/{id}/members', () => {
         previous_state: 'UNREACHABLE',
         current_state: 'ALIVE',
         firing: false,
+        change: null,
       });
   });
 

@@ -2,6 +2,7 @@ import { Layout } from './layout';
 import { AlertsPage } from './pages/alerts';
 import { EventsPage } from './pages/events';
 import { FleetPage } from './pages/fleet';
+import { IncidentPage, IncidentsPage } from './pages/incidents';
 import { KeysPage } from './pages/keys';
 import { NodePage } from './pages/node';
 import { NotificationPage, NotificationsPage } from './pages/notifications';
@@ -25,6 +26,8 @@ function Page() {
       return id === undefined ? <FleetPage /> : <NodePage id={id} />;
     case 'events':
       return <EventsPage />;
+    case 'incidents':
+      return id === undefined ? <IncidentsPage /> : <IncidentPage id={id} />;
     case 'notifications':
       return id === undefined ? <NotificationsPage /> : <NotificationPage id={id} />;
     case 'alerts':

@@ -5,6 +5,7 @@ import { useSession } from './session';
 const SECTIONS = [
   { path: '/fleet', label: 'Fleet' },
   { path: '/events', label: 'Events' },
+  { path: '/incidents', label: 'Incidents' },
   { path: '/notifications', label: 'Notifications' },
   { path: '/alerts', label: 'Alerts' },
   { path: '/webhooks', label: 'Webhooks' },

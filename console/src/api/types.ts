@@ -233,3 +233,64 @@ export interface UserRemoval {
   message: string;
   removed: Belongings;
 }
+
+export type IncidentStatus = 'firing' | 'resolved';
+
+/** One alert's open trouble for one organization or node (`GET /api/v2/incident`): its notifications grouped. */
+export interface Incident {
+  id: string;
+  status: IncidentStatus;
+  alert: Ref;
+  /** The user whose alert it is: in the "Everyone's" list, often not the one signed in. */
+  owner: Ref;
+  organization: Ref;
+  /** With group_by node only. */
+  node: Ref | null;
+  type: string;
+  group_by: 'organization' | 'node';
+  opened_at: string;
+  resolved_at: string | null;
+  last_message_at: string;
+  /** Messages made so far. */
+  sequence: number;
+  counts: { firing: number; flaps: number; behind_unreachable: number; members: number };
+}
+
+/** A message the incident sent: a notification of the incident, with its webhook or channel deliveries. */
+export interface IncidentMessage {
+  notification_id: string;
+  sequence: number;
+  reason: 'opened' | 'updated' | 'repeat' | 'resolved';
+  status: NotificationStatus | 'grouped';
+  created_at: string;
+  channel_type: Alert['channel_type'];
+  deliveries: {
+    id: string;
+    webhook_id: string;
+    status: string;
+    attempts: number;
+    delivered_at: string | null;
+  }[];
+}
+
+/** One incident (`GET /api/v1/incident/{id}`), with its messages, oldest first. */
+export interface IncidentDetail extends Incident {
+  messages: IncidentMessage[];
+}
+
+/** A member of an incident (`GET /api/v2/incident/{id}/members`): changed ones first. */
+export interface IncidentMember {
+  key: string;
+  resource: { kind: 'node' | 'tunnel' | 'service'; id: string; name: string };
+  node: Ref;
+  organization: Ref;
+  condition: string;
+  previous_state: string | null;
+  current_state: string;
+  /** false: it recovered, and stays listed until its recovery is told. */
+  firing: boolean;
+  since: string;
+  /** What the next message tells of it. */
+  change: 'new' | 'recovered' | null;
+  flaps: number;
+}

@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import { usePage } from '../api/hooks';
-import type { FleetNode, NodeState } from '../api/types';
+import type { FleetNode, Incident, NodeState } from '../api/types';
 import { FleetHistory } from '../charts/fleet-history';
 import { PageHeader } from '../layout';
 import { href } from '../router';
@@ -51,6 +51,32 @@ function StateCounts() {
         </li>
       ))}
     </ul>
+  );
+}
+
+/**
+ * How many of the caller's incidents are open (their own, as the Incidents page lists them by default), as a
+ * link to them. size 1: only the total is wanted.
+ */
+function OpenIncidents() {
+  const open = usePage<Incident>('/api/v2/incident', { status: 'firing' }, 0, {
+    refetchInterval: LIVE_MS,
+    size: 1,
+  });
+  // No error note here: the Incidents page says what went wrong.
+  if (open.isError) return null;
+  const count = open.data?.total_count;
+  const firing = count !== undefined && count > 0;
+  return (
+    <p className={firing ? 'incidents-open incidents-open-firing' : 'incidents-open'}>
+      <a href={href('/incidents', { status: 'firing' })}>
+        {count === undefined
+          ? 'Open incidents…'
+          : count === 0
+            ? 'No incident open'
+            : `${count.toLocaleString('en')} ${count === 1 ? 'incident' : 'incidents'} open`}
+      </a>
+    </p>
   );
 }
 
@@ -129,6 +155,7 @@ export function FleetPage() {
     <>
       <PageHeader title="Fleet">{canWrite ? <RegisterNode /> : null}</PageHeader>
       <StateCounts />
+      <OpenIncidents />
       <FleetHistory orgId={org} />
       <Filters>
         <SearchFilter placeholder="Name or serial" />

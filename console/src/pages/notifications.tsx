@@ -38,7 +38,7 @@ function columnsFor(everyone: boolean): Column<Notification>[] {
 }
 
 /** Admins and Operators may list everyone's notifications in their organizations (scope=org), kept in the URL. */
-function EveryonesSwitch({ on, onChange }: { on: boolean; onChange: (on: boolean) => void }) {
+export function EveryonesSwitch({ on, onChange }: { on: boolean; onChange: (on: boolean) => void }) {
   return (
     <label className="switch">
       <input

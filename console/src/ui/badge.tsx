@@ -18,6 +18,11 @@ const TONES: Record<string, string> = {
   pending: 'info',
   upcoming: 'info',
   NEW: 'info',
+  // Incidents: open trouble, and their members' changes.
+  firing: 'bad',
+  resolved: 'good',
+  new: 'bad',
+  recovered: 'good',
   unverified: 'warn',
   edited: 'warn',
   suppressed: 'quiet',

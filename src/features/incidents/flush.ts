@@ -79,8 +79,12 @@ export async function flushIncident(
       const byKey = new Map(memberRows.map((member) => [member.member_key, member]));
       await writeMessage(ctx, trx, after, alert, step.message, byKey);
     }
-    // A resolved incident keeps its members as they ended, for its page.
     if (step.incident.status === 'firing') await writeMembers(trx, row.id, members, step.members);
+    else {
+      // A resolved incident keeps its members as they ended, for its page, with nothing left to tell.
+      const told = members.filter((member) => member.change !== null).map((member) => member.key);
+      await repo.updateMembers(trx, row.id, told, { change: null });
+    }
     await repo.updateIncident(trx, row.id, incidentColumns(step.incident));
     await scheduleFlush(ctx, trx, row.id, step.incident.dueAt);
   });
