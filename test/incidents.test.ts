@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepSilentNodes } from '../src/features/fleet/liveness/sweep.js';
+import { pruneNotifications } from '../src/features/notifications/repo.js';
 import {
   groupedAlert,
   nodesIn,
@@ -267,5 +268,31 @@ describe('flaps, folds, batches and windows', () => {
     expect(joined.members.find((member) => member.node.name === 'maint-000')?.change).toBe('new');
     expect(joined.counts.firing).toBe(2);
     expect(free).toBeDefined();
+  });
+});
+
+describe('retention', () => {
+  it('removes resolved incidents past the horizon with their members, and keeps every firing one', async () => {
+    const before = await engine.t.ctx.db.selectFrom('incidents').select(['id', 'status']).execute();
+    expect(before.some((row) => row.status === 'resolved')).toBe(true);
+    expect(before.some((row) => row.status === 'firing')).toBe(true);
+    await pruneNotifications(engine.t.ctx.db, engine.at.now + 1);
+    const after = await engine.t.ctx.db.selectFrom('incidents').select(['id', 'status']).execute();
+    expect(after.map((row) => row.id).sort()).toEqual(
+      before
+        .filter((row) => row.status === 'firing')
+        .map((row) => row.id)
+        .sort(),
+    );
+    const orphans = await engine.t.ctx.db
+      .selectFrom('incident_members')
+      .select('incident_id')
+      .where(
+        'incident_id',
+        'not in',
+        after.map((row) => row.id),
+      )
+      .execute();
+    expect(orphans).toEqual([]);
   });
 });
