@@ -175,5 +175,24 @@ describe('an outage on every channel', () => {
       'Acme Paris: resolved (Nodes down)',
     ]);
     expect(mails[1]!.text).toContain('https://edgewatch.example.com/#/incidents/');
+
+    // The webhook's delivery log lists the messages, about the organization.
+    const log = await engine.t.request('GET', `/api/v1/webhook/${webhook.id}/deliveries`);
+    expect(log.status, log.text).toBe(200);
+    expect(log.body.total_count).toBe(3);
+    expect(log.body.results[0].organization).toEqual({ id: org, name: 'Acme Paris' });
+    const entry = await engine.t.request(
+      'GET',
+      `/api/v1/webhook/${webhook.id}/deliveries/${log.body.results[0].id}`,
+    );
+    expect(entry.status, entry.text).toBe(200);
+
+    // A node's first report (ALIVE) with nothing firing: no PagerDuty event, no message anywhere.
+    const before = [hook.receiver, slack, teams, pagerDuty].map((receiver) => posts(receiver).length);
+    await nodesIn(engine, org, 'newcomer', 1);
+    await sendAll();
+    expect([hook.receiver, slack, teams, pagerDuty].map((receiver) => posts(receiver).length)).toEqual(
+      before,
+    );
   });
 });

@@ -104,8 +104,7 @@ const settingsFields = {
         "How the alert's notifications are grouped into incidents: none (each sent on its own), organization " +
         "(the resource's own organization) or node (a node with its tunnels and services). Default: none for " +
         'webhooks, organization for e-mail, Slack, Teams and PagerDuty; null puts it back to the default of ' +
-        "the alert's channel. Until incidents are built (docs/decisions/0008-incidents.md) every " +
-        'notification is sent on its own, whatever this says.',
+        "the alert's channel (docs/rules/alerts-and-fleet.md#grouping).",
     }),
   ),
   group_wait: groupTime('group_wait'),

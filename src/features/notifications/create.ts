@@ -5,7 +5,6 @@ import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
 import { changeIncident, foldIntoIncident } from '../incidents/join.js';
 import { isGrouped } from '../incidents/policy.js';
-import { setNotificationStatus } from '../deliveries/repo.js';
 import { coveringSilence } from '../silences/coverage.js';
 import { sendingStatus, sendNotification, webhookOf } from './send.js';
 import { organizationChain } from './org-chain.js';
@@ -83,10 +82,14 @@ export async function suppressionOf(
   return undefined;
 }
 
+/** Why a grouped alert's return to good is stored without being sent: it had no member to recover. */
+export const NOTHING_FIRING = 'nothing_firing';
+
 /**
  * Sends a stored notification: through its incident for a grouped alert (docs/decisions/0008-incidents.md),
- * else, or when it has no incident to change (a return to good with nothing firing), on its own. Returns
- * its status, or undefined when it was removed (its webhook was deleted meanwhile).
+ * else on its own. A grouped alert's return to good with no member firing tells nothing (a node's first
+ * report, say): it is stored suppressed. Returns its status and why, or undefined when it was removed (its
+ * webhook was deleted meanwhile).
  */
 async function sendOrGroup(
   ctx: AppContext,
@@ -95,16 +98,16 @@ async function sendOrGroup(
   event: EventRow,
   notification: { id: string; user_id: string; payload: string; occurred_at: number; status: string },
   now: number,
-): Promise<string | undefined> {
-  if (
-    isGrouped(alert) &&
-    (await changeIncident(ctx, trx, alert, event, { ...notification, condition: event.condition }))
-  )
-    return 'grouped';
+): Promise<{ status: string; reason: string | null } | undefined> {
+  if (isGrouped(alert)) {
+    if (await changeIncident(ctx, trx, alert, event, { ...notification, condition: event.condition }))
+      return { status: 'grouped', reason: null };
+    await setHeldBackStatus(trx, notification.id, 'suppressed', NOTHING_FIRING, null);
+    return { status: 'suppressed', reason: NOTHING_FIRING };
+  }
   const webhook = webhookOf(alert);
-  const status = sendingStatus(webhook);
-  if (notification.status !== status) await setNotificationStatus(trx, notification.id, status);
-  return sendNotification(ctx, trx, { ...notification, status }, webhook, now);
+  const sent = await sendNotification(ctx, trx, notification, webhook, now);
+  return sent === undefined ? undefined : { status: sent, reason: null };
 }
 
 /**
@@ -169,8 +172,12 @@ export async function createNotification(
   };
   if (!(await insertNotification(trx, row))) return;
   let status: string | undefined = row.status;
-  if (suppressed === undefined) status = await sendOrGroup(ctx, trx, alert, event, row, now);
-  else if (
+  let reason: string | null = row.reason;
+  if (suppressed === undefined) {
+    const outcome = await sendOrGroup(ctx, trx, alert, event, row, now);
+    status = outcome?.status;
+    reason = outcome?.reason ?? null;
+  } else if (
     suppressed.reason === NODE_UNREACHABLE &&
     isGrouped(alert) &&
     (await foldIntoIncident(trx, alert, event, row.id))
@@ -178,7 +185,7 @@ export async function createNotification(
     await setHeldBackStatus(trx, row.id, 'grouped', NODE_UNREACHABLE, null);
     status = 'grouped';
   }
-  if (status !== undefined) ctx.alertMetrics.notificationsEntered(trx, status, row.reason);
+  if (status !== undefined) ctx.alertMetrics.notificationsEntered(trx, status, reason);
 }
 
 /**
@@ -205,6 +212,6 @@ export async function sendHeldBack(
     return false;
   }
   const sent = await sendOrGroup(ctx, trx, alert, event, { ...notification, status }, now);
-  if (sent !== undefined) ctx.alertMetrics.notificationsEntered(trx, sent, reason);
-  return sent !== undefined;
+  if (sent !== undefined) ctx.alertMetrics.notificationsEntered(trx, sent.status, sent.reason ?? reason);
+  return sent !== undefined && sent.status !== 'suppressed';
 }

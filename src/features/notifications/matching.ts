@@ -26,8 +26,9 @@ function inScope(alert: WatchingAlert, event: EventRow): boolean {
 export function alertMatches(alert: WatchingAlert, event: EventRow): boolean {
   if (!inScope(alert, event)) return false;
   if (alert.alert_me === null || alert.alert_me.split(',').includes(event.condition)) return true;
-  // An incident a PagerDuty alert opened is closed by the resource's return to good, asked for or not.
-  return alert.channel_type === 'pagerduty' && resolvesIncident(event.condition);
+  // An incident a PagerDuty alert opened is closed by the resource's return to good, asked for or not. A
+  // grouped alert's members recover on their own (notifyMatchingAlerts), and its PagerDuty incident with them.
+  return alert.channel_type === 'pagerduty' && !isGrouped(alert) && resolvesIncident(event.condition);
 }
 
 /**
@@ -65,7 +66,7 @@ export async function notifyMatchingAlerts(
     for (const alert of candidates) {
       if (!alertMatches(alert, event)) {
         // A grouped alert's member recovers on its return to good, whether or not the alert asks to be told.
-        if (isGrouped(alert) && isRecovery(event) && inScope(alert, event))
+        if (isGrouped(alert) && alert.type === event.type && isRecovery(event) && inScope(alert, event))
           await changeIncident(ctx, trx, alert, event, undefined);
         continue;
       }

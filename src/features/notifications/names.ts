@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/types.js';
+import type { IncidentBody } from '../incidents/message-body.js';
 import type { NotificationPayload } from './payload.js';
 import { currentNames, type CurrentNames } from './repo.js';
 
@@ -21,8 +22,12 @@ export interface NotificationFacts {
   user_id: string;
   org_id: string;
   node_id: string;
-  payload: NotificationPayload;
+  /** An event's body, or an incident message's (about an organization or a node, not one resource). */
+  payload: NotificationPayload | IncidentBody;
 }
+
+const resourceOf = (payload: NotificationFacts['payload']) =>
+  payload.type === 'INCIDENT' ? undefined : payload.resource;
 
 /**
  * Each notification's context with the names things have now (a renamed node shows its new name); a node,
@@ -32,7 +37,7 @@ export async function contextsOf(
   db: Executor,
   notifications: readonly NotificationFacts[],
 ): Promise<NotificationContext[]> {
-  const resources = notifications.map((notification) => notification.payload.resource);
+  const resources = notifications.flatMap((notification) => resourceOf(notification.payload) ?? []);
   const names = await currentNames(db, {
     organizations: notifications.map((notification) => notification.org_id),
     nodes: notifications.map((notification) => notification.node_id),
@@ -44,12 +49,13 @@ export async function contextsOf(
 }
 
 function contextOf({ user_id, org_id, node_id, payload }: NotificationFacts, names: CurrentNames) {
-  const { resource } = payload;
+  const resource = resourceOf(payload);
+  const nodeName = payload.type === 'INCIDENT' ? '' : payload.node.name;
   return {
     organization: { id: org_id, name: names.organizations.get(org_id) ?? payload.organization.name },
-    node: { id: node_id, name: names.nodes.get(node_id) ?? payload.node.name },
+    node: { id: node_id, name: names.nodes.get(node_id) ?? nodeName },
     resource:
-      resource.kind === 'node'
+      resource === undefined || resource.kind === 'node'
         ? null
         : {
             kind: resource.kind,

@@ -25,7 +25,9 @@ export const Notification = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()], {
     description:
       'Why it was suppressed (maintenance: a window covered it; node_unreachable: its node, or its tunnel’s ' +
-      'peer, was UNREACHABLE), expired (held_too_long) or cancelled (webhook_deleted).',
+      'peer, was UNREACHABLE; nothing_firing: a grouped alert’s return to good with no incident member to ' +
+      'recover), expired (held_too_long) or cancelled (webhook_deleted). With status grouped, ' +
+      'node_unreachable: folded into its incident, counted in behind_unreachable.',
   }),
   incident_id: Type.Union([Type.String(), Type.Null()], {
     description:

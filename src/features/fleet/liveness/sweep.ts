@@ -12,7 +12,7 @@ export const LIVENESS_SWEEP = 'fleet.liveness';
  * the sweep allows for, plus this: NODE_HEARTBEAT_TIMEOUT_S + 4 s (docs/rules/alerts-and-fleet.md#liveness).
  */
 export const SWEEP_EVERY_MS = 3_000;
-const BATCH = 500;
+const BATCH = 100;
 
 /**
  * Turns ALIVE nodes that have not reported for NODE_HEARTBEAT_TIMEOUT_S into UNREACHABLE, each with its
@@ -72,6 +72,9 @@ export async function sweepSilentNodes(ctx: AppContext, judgingFrom: number): Pr
     });
     turned += batch;
     if (batch < BATCH) return turned;
+    // A batch's transaction runs on SQLite without giving the event loop back: between batches, the
+    // requests and deliveries waiting (the first words of incidents the batch opened) go on.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
