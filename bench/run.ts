@@ -13,6 +13,7 @@ import { startNodeOptions } from './lib/service.js';
 import { makeCertificates } from './lib/tls.js';
 import { runNotifySection } from './notify/section.js';
 import { NOTIFY_CASES } from './notify/service.js';
+import { OUTAGE_CASES, runOutageSection } from './outage/section.js';
 import { runHttpSection, SCENARIOS } from './scenarios.js';
 import { runSoakSection, SOAK_CASES } from './soak/section.js';
 
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     section('node list', NODE_LIST_CASES, runNodeListSection),
     section('notification', NOTIFY_CASES, runNotifySection),
     section('soak', SOAK_CASES, runSoakSection),
+    section('mass outage', OUTAGE_CASES, runOutageSection),
   ].filter(({ count }) => count > 0);
   if (sections.length === 0) throw new Error(`nothing matches --only ${only}`);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-bench-'));
