@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { transaction } from '../../db/transaction.js';
 import type { Executor } from '../../db/types.js';
 import { DELIVERIES_WAKE } from './dispatcher.js';
+import { inChunks } from '../../db/chunks.js';
 import * as repo from './repo.js';
 import { requeueDeliveries } from './start.js';
 
@@ -36,7 +37,7 @@ export async function expireHeld(db: Executor, webhookId: string, now: number): 
     .where('created_at', '<', cutoff)
     .returning('notification_id')
     .execute();
-  return repo.inChunks(
+  return inChunks(
     expiring.map((row) => row.notification_id),
     async (ids) => {
       const result = await db

@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { isPostgres } from '../../db/connect.js';
 import { nowExpression, type PreparedNow } from '../../db/now.js';
+import { CHUNK, inChunks } from '../../db/chunks.js';
 import { allColumns, Prepared, rowsSlots, slot, slots } from '../../db/prepared.js';
 import type { Database, DeliveryStatus, Executor } from '../../db/types.js';
 
@@ -399,20 +400,6 @@ export async function holdPending(db: Executor, webhookId: string): Promise<numb
         ).numUpdatedRows,
       ),
   );
-}
-
-/** Statements touch at most this many deliveries (SQLite's limit on bound values stays far away). */
-const CHUNK = 500;
-
-/** `work` for each CHUNK of `items` in turn; the sum of what each returned (rows changed). */
-export async function inChunks<T>(
-  items: readonly T[],
-  work: (chunk: T[]) => Promise<number>,
-): Promise<number> {
-  let total = 0;
-  for (let start = 0; start < items.length; start += CHUNK)
-    total += await work(items.slice(start, start + CHUNK));
-  return total;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { inChunks } from '../../db/chunks.js';
 import { isPostgres } from '../../db/connect.js';
 import type { Executor, IncidentMembersTable, IncidentsTable } from '../../db/types.js';
 
@@ -86,27 +87,20 @@ export async function putMember(db: Executor, row: MemberRow): Promise<void> {
     .execute();
 }
 
-/** Rows per statement where a flush writes many members alike. */
-const CHUNK = 500;
-
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let at = 0; at < items.length; at += CHUNK) out.push(items.slice(at, at + CHUNK));
-  return out;
-}
-
 /** Members dropped after a message: told recoveries past their flap window, or all at the resolve. */
 export async function deleteMembers(
   db: Executor,
   incidentId: string,
   keys: readonly string[],
 ): Promise<void> {
-  for (const part of chunks(keys))
-    await db
+  await inChunks(keys, async (part) => {
+    const result = await db
       .deleteFrom('incident_members')
       .where('incident_id', '=', incidentId)
       .where('member_key', 'in', part)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  });
 }
 
 /** The same change to many members (a flush marks them told), a few statements for thousands. */
@@ -116,13 +110,15 @@ export async function updateMembers(
   keys: readonly string[],
   changes: Partial<Pick<MemberRow, 'change' | 'flaps' | 'announced'>>,
 ): Promise<void> {
-  for (const part of chunks(keys))
-    await db
+  await inChunks(keys, async (part) => {
+    const result = await db
       .updateTable('incident_members')
       .set(changes)
       .where('incident_id', '=', incidentId)
       .where('member_key', 'in', part)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  });
 }
 
 /** The bodies of the members' latest notifications, by notification id. */
@@ -131,14 +127,15 @@ export async function memberPayloads(
   notificationIds: readonly string[],
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  for (const part of chunks(notificationIds)) {
+  await inChunks(notificationIds, async (part) => {
     const rows = await db
       .selectFrom('notifications')
       .select(['id', 'payload'])
       .where('id', 'in', part)
       .execute();
     for (const row of rows) found.set(row.id, row.payload);
-  }
+    return rows.length;
+  });
   return found;
 }
 
