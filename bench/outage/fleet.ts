@@ -53,10 +53,18 @@ export function agents(baseUrl: string, tokens: string[]) {
  * A pass of the sweep at tick t (every SWEEP_EVERY_MS) reads its clock at t + phase (the worker's 1 s poll
  * claims it) and turns the nodes last seen before that − timeout − HEARTBEAT_FLUSH_MS. The phase comes from
  * `probeId`, a node reported once and left silent; then this waits for the next cut-off plus `driftMs` (the
- * phase only grows), so that reports sent within the following 3 s are all found by one pass.
+ * phase only grows), so that reports sent within the following 3 s are all found by one pass. `meanwhile`
+ * runs once the probe is found, before the wait: what it sets up (the alerts) does not see the probe's event.
  */
-export async function awaitSweepWindow(api: AdminApi, probeId: string, timeoutS: number, driftMs = 400) {
+export async function awaitSweepWindow(
+  api: AdminApi,
+  probeId: string,
+  timeoutS: number,
+  meanwhile: () => Promise<void>,
+  driftMs = 400,
+) {
   while ((await api.call('GET', `/api/v1/node/${probeId}`)).node_state !== 'UNREACHABLE') await sleep(100);
+  await meanwhile();
   const [event] = (await api.call('GET', `/api/v2/event?node_id=${probeId}&size=1`)).results;
   const lag = timeoutS * 1_000 + HEARTBEAT_FLUSH_MS - (Date.parse(event.detected_at) % SWEEP_EVERY_MS);
   const opens = Math.ceil((Date.now() + lag - driftMs) / SWEEP_EVERY_MS) * SWEEP_EVERY_MS - lag + driftMs;

@@ -49,6 +49,17 @@ function figures(arrivals: Arrival[], from: number) {
 const told = (list: Arrival[], resolved = false) =>
   new Set(list.filter((a) => a.resolved === resolved).map((a) => a.org)).size === ORGS;
 
+/** How long each pass of the sweep since `from` took (ms), from the service's log. */
+function passTimes(logFile: string, from: number): number[] {
+  const lines = fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{'));
+  const entries = lines.map((line) => JSON.parse(line) as { msg?: string; time?: number; ms?: number });
+  const passes = entries.filter((e) => e.msg === 'silent nodes are UNREACHABLE' && (e.time ?? 0) >= from);
+  return passes.map((e) => e.ms ?? NaN);
+}
+
 async function measureService(common: Common, dir: string, sinks: StandIns, secret: string) {
   const seeded = await seedDatabase(`sqlite:${path.join(dir, 'edgewatch.db')}`, 0);
   const env = {
@@ -80,20 +91,23 @@ async function measureService(common: Common, dir: string, sinks: StandIns, secr
     // After the first reports: a PagerDuty alert would also take each NEW → ALIVE (a return to good).
     const { org_id } = await api.call('GET', '/api/v1/user/me');
     const settings = { org_id, include_child: true, alert_me: 'UNREACHABLE', group_by: 'organization' };
-    for (const [channel_type, channel_id] of Object.entries(targets)) {
-      const alert = { name: `Outage to ${channel_type}`, type: 'NODE_STATE_CHANGE', channel_type };
-      const body = { ...alert, settings: { ...settings, group_wait: GROUP_WAIT_S }, channel_id };
-      await api.call('POST', '/api/v1/mysubscriptions', body);
-    }
+    const subscribe = async () => {
+      for (const [channel_type, channel_id] of Object.entries(targets)) {
+        const alert = { name: `Outage to ${channel_type}`, type: 'NODE_STATE_CHANGE', channel_type };
+        const body = { ...alert, settings: { ...settings, group_wait: GROUP_WAIT_S }, channel_id };
+        await api.call('POST', '/api/v1/mysubscriptions', body);
+      }
+    };
     r.progress('outage: the sweep finds a probe node; then every node reports once more, and all stop');
-    await awaitSweepWindow(api, probe.id, TIMEOUT_S);
+    // After the probe's pass: its UNREACHABLE would open an incident of its own on every channel.
+    await awaitSweepWindow(api, probe.id, TIMEOUT_S, subscribe);
     const lastAt = Date.now();
     await fleet.burst();
     const unreachable = async () => (await api.count('/api/v2/node?node_state=UNREACHABLE')) - 1; // the probe
     if ((await unreachable()) > 0) throw new Error('nodes went UNREACHABLE before the outage');
     await r.until(async () => (await unreachable()) === NODES, `${NODES} nodes UNREACHABLE`, 250);
     await settle(sinks, Date.now());
-    const sweep = await unreachableEvents(api, lastAt);
+    const sweep = { ...(await unreachableEvents(api, lastAt)), ms: passTimes(logFile, lastAt) };
     const outage = sinks.take();
 
     r.progress('outage: the fleet returns: every node reports again, then every 10 s');
@@ -153,6 +167,7 @@ export async function runOutageSection(cases: r.Case[], common: Common): Promise
     out.warnings.push(
       `outage: ${sweep.events} UNREACHABLE events in ${sweep.passes} passes, not ${NODES} in 1`,
     );
+  out.output.push(`The sweep's pass over the outage took ${sweep.ms.map((ms) => seconds(ms)).join(' + ')} s`);
   const [outageRows, returnRows] = [[] as string[][], [] as string[][]];
   for (const c of CHANNELS) {
     const d = figures(ours.outage[c], sweep.detectedAt);

@@ -85,8 +85,10 @@ export function livenessJob(ctx: AppContext): JobHandler<null> {
     kind: LIVENESS_SWEEP,
     everyMs: SWEEP_EVERY_MS,
     async handle() {
+      const started = performance.now();
       const turned = await sweepSilentNodes(ctx, judgingFrom);
-      if (turned > 0) ctx.logger.info({ nodes: turned }, 'silent nodes are UNREACHABLE');
+      const ms = Math.round(performance.now() - started);
+      if (turned > 0) ctx.logger.info({ nodes: turned, ms }, 'silent nodes are UNREACHABLE');
     },
   };
 }
