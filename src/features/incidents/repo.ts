@@ -23,7 +23,8 @@ export async function lockFiringIncident(
     .selectAll()
     .where('alert_id', '=', alertId)
     .where('group_key', '=', groupKey)
-    .where('status', '=', 'firing');
+    // A literal, as in the partial index's predicate: SQLite uses the index only then, else it scans.
+    .where('status', '=', sql.lit('firing'));
   if (isPostgres(db)) query = query.forUpdate();
   return query.executeTakeFirst();
 }
