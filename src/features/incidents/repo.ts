@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { inChunks } from '../../db/chunks.js';
 import { isPostgres } from '../../db/connect.js';
+import { allColumns, Prepared, rowSlots, slot } from '../../db/prepared.js';
 import type { Executor, IncidentMembersTable, IncidentsTable } from '../../db/types.js';
 
 /**
@@ -12,21 +13,27 @@ import type { Executor, IncidentMembersTable, IncidentsTable } from '../../db/ty
 export type IncidentRow = IncidentsTable;
 export type MemberRow = IncidentMembersTable;
 
+// The statements an event runs for its incident, built once (db/prepared.ts): in a mass outage they run for
+// every node, and building them cost more than running them.
+const LOCK_FIRING = new Prepared((db: Executor) => {
+  const query = db
+    .selectFrom('incidents')
+    .selectAll()
+    .where('alert_id', '=', slot<string>('alertId'))
+    .where('group_key', '=', slot<string>('groupKey'))
+    // A literal, as in the partial index's predicate: SQLite uses the index only then, else it scans.
+    .where('status', '=', sql.lit('firing'));
+  return isPostgres(db) ? query.forUpdate() : query;
+});
+
 /** The alert's firing incident for the key, locked until the transaction ends (PostgreSQL). */
 export async function lockFiringIncident(
   db: Executor,
   alertId: string,
   groupKey: string,
 ): Promise<IncidentRow | undefined> {
-  let query = db
-    .selectFrom('incidents')
-    .selectAll()
-    .where('alert_id', '=', alertId)
-    .where('group_key', '=', groupKey)
-    // A literal, as in the partial index's predicate: SQLite uses the index only then, else it scans.
-    .where('status', '=', sql.lit('firing'));
-  if (isPostgres(db)) query = query.forUpdate();
-  return query.executeTakeFirst();
+  const [row] = await LOCK_FIRING.execute(db, {}, { alertId, groupKey });
+  return row;
 }
 
 /** The incident, locked until the transaction ends (PostgreSQL): its flush holds it. */
@@ -52,40 +59,70 @@ export async function insertIncident(db: Executor, row: IncidentRow): Promise<bo
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-export async function updateIncident(
-  db: Executor,
-  id: string,
-  changes: Partial<Omit<IncidentRow, 'id' | 'alert_id' | 'user_id'>>,
-): Promise<void> {
-  await db.updateTable('incidents').set(changes).where('id', '=', id).execute();
+/** The columns of an incident that its timeline (timeline.ts) changes. */
+export type IncidentState = Pick<
+  IncidentRow,
+  'status' | 'resolved_at' | 'sequence' | 'last_message_at' | 'last_change_at' | 'due_at' | 'flaps' | 'firing'
+>;
+const STATE_COLUMNS = allColumns<IncidentState>({
+  ...{ status: true, resolved_at: true, sequence: true, last_message_at: true, last_change_at: true },
+  ...{ due_at: true, flaps: true, firing: true },
+});
+
+const UPDATE_STATE = new Prepared((db: Executor) =>
+  db
+    .updateTable('incidents')
+    .set(rowSlots<IncidentState>('state', STATE_COLUMNS))
+    .where('id', '=', slot<string>('id')),
+);
+
+export async function updateIncident(db: Executor, id: string, state: IncidentState): Promise<void> {
+  await UPDATE_STATE.run(db, {}, { id, state });
 }
+
+const FIND_MEMBER = new Prepared((db: Executor) =>
+  db
+    .selectFrom('incident_members')
+    .selectAll()
+    .where('incident_id', '=', slot<string>('incidentId'))
+    .where('member_key', '=', slot<string>('key')),
+);
 
 export async function findMember(
   db: Executor,
   incidentId: string,
   key: string,
 ): Promise<MemberRow | undefined> {
-  return db
-    .selectFrom('incident_members')
-    .selectAll()
-    .where('incident_id', '=', incidentId)
-    .where('member_key', '=', key)
-    .executeTakeFirst();
+  const [row] = await FIND_MEMBER.execute(db, {}, { incidentId, key });
+  return row;
 }
 
 export async function allMembers(db: Executor, incidentId: string): Promise<MemberRow[]> {
   return db.selectFrom('incident_members').selectAll().where('incident_id', '=', incidentId).execute();
 }
 
+const MEMBER_COLUMNS = allColumns<MemberRow>({
+  ...{ incident_id: true, member_key: true, notification_id: true, condition: true, firing: true },
+  ...{ since: true, change: true, recovered_at: true, flaps: true, announced: true },
+});
+const MEMBER_STATE = MEMBER_COLUMNS.filter((column) => column !== 'incident_id' && column !== 'member_key');
+
+const PUT_MEMBER = new Prepared((db: Executor) =>
+  db
+    .insertInto('incident_members')
+    .values(rowSlots<MemberRow>('row', MEMBER_COLUMNS))
+    .onConflict((oc) =>
+      oc
+        .columns(['incident_id', 'member_key'])
+        .doUpdateSet(
+          Object.fromEntries(MEMBER_STATE.map((column) => [column, slot('row', undefined, column)])),
+        ),
+    ),
+);
+
 /** Writes the member as given, its row made or replaced. */
 export async function putMember(db: Executor, row: MemberRow): Promise<void> {
-  const { notification_id, condition, firing, since, change, recovered_at, flaps, announced } = row;
-  const state = { notification_id, condition, firing, since, change, recovered_at, flaps, announced };
-  await db
-    .insertInto('incident_members')
-    .values(row)
-    .onConflict((oc) => oc.columns(['incident_id', 'member_key']).doUpdateSet(state))
-    .execute();
+  await PUT_MEMBER.run(db, {}, { row });
 }
 
 /** Members dropped after a message: told recoveries past their flap window, or all at the resolve. */
@@ -140,17 +177,20 @@ export async function memberPayloads(
   return found;
 }
 
+const SET_NOTIFICATION_INCIDENT = new Prepared((db: Executor) =>
+  db
+    .updateTable('notifications')
+    .set({ incident_id: slot<string>('incidentId') })
+    .where('id', '=', slot<string>('notificationId')),
+);
+
 /** The notification joined the incident. */
 export async function setNotificationIncident(
   db: Executor,
   notificationId: string,
   incidentId: string,
 ): Promise<void> {
-  await db
-    .updateTable('notifications')
-    .set({ incident_id: incidentId })
-    .where('id', '=', notificationId)
-    .execute();
+  await SET_NOTIFICATION_INCIDENT.run(db, {}, { notificationId, incidentId });
 }
 
 /** Counts a tunnel's or service's change folded into its UNREACHABLE node. */

@@ -1,4 +1,4 @@
-import type { IncidentRow, MemberRow } from './repo.js';
+import type { IncidentRow, IncidentState, MemberRow } from './repo.js';
 import type { Incident, Member } from './timeline.js';
 
 /** Incidents and members as rows and as the timeline (timeline.ts) reasons about them. */
@@ -18,7 +18,7 @@ export function incidentOf(row: IncidentRow): Incident {
 }
 
 /** The columns the timeline owns. */
-export function incidentColumns(incident: Incident) {
+export function incidentColumns(incident: Incident): IncidentState {
   return {
     status: incident.status,
     resolved_at: incident.resolvedAt,
