@@ -266,7 +266,28 @@ export function buildProgram(io: CliIo = processIo): Command {
       }
     });
 
+  program
+    .command('agent')
+    .description(
+      "Report this device's state to edgewatch (docs/agent.md); `edgewatch agent --help` for its options",
+    )
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[options...]')
+    .action(async (args: string[]) => {
+      const { runAgentCli } = await import('../agent/cli.js');
+      throw new ExitStatus(await runAgentCli(args, io.env));
+    });
+
   return program;
+}
+
+/** A command's own exit status (the agent's sysexits codes), passed through as it is. */
+class ExitStatus extends Error {
+  constructor(readonly status: number) {
+    super(`exit status ${status}`);
+  }
 }
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can call it. */
@@ -276,6 +297,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
+    if (error instanceof ExitStatus) return error.status;
     if (error instanceof CliError || error instanceof ConfigError) {
       io.err(error.message);
       return 1;

@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox';
-
-export const MAX_RESOURCES_PER_REPORT = 256;
+import { MAX_RESOURCES_PER_REPORT } from './limits.js';
 
 const Key = Type.String({
   minLength: 1,
