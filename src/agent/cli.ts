@@ -81,8 +81,16 @@ export async function runAgentCli(
     const onSignal = () => stop.abort();
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    log.info(`reporting to ${config.server} every ${config.checkSeconds} s of checks`);
-    return await new Agent({ ...parts, pending: new PendingReport(config.stateDir) }).run(stop.signal);
+    const beats =
+      config.heartbeatSeconds === undefined ? "the server's report interval" : `${config.heartbeatSeconds} s`;
+    log.info(
+      `reporting to ${config.server}: checks every ${config.checkSeconds} s, heartbeats every ${beats}`,
+    );
+    const code = await new Agent({ ...parts, pending: new PendingReport(config.stateDir, log) }).run(
+      stop.signal,
+    );
+    if (stop.signal.aborted) log.info('stopped');
+    return code;
   } catch (error) {
     if (!(error instanceof AgentConfigError)) throw error;
     log.error(error.message);

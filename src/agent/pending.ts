@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentReport } from '../features/fleet/reports/schemas.js';
+import type { AgentLog } from './log.js';
 
 /**
  * The report the server has not taken yet, kept in the state directory so that a restart sends it first: a
@@ -9,8 +10,12 @@ import type { AgentReport } from '../features/fleet/reports/schemas.js';
  */
 export class PendingReport {
   private readonly file: string;
+  private failing = false;
 
-  constructor(stateDir: string) {
+  constructor(
+    stateDir: string,
+    private readonly log: AgentLog,
+  ) {
     this.file = path.join(stateDir, 'pending-report.json');
   }
 
@@ -23,19 +28,34 @@ export class PendingReport {
     }
   }
 
+  /** Keeps the report; when the state directory cannot take it, says so once and goes on without. */
   write(report: AgentReport): void {
     const temporary = `${this.file}.${process.pid}.tmp`;
-    const descriptor = fs.openSync(temporary, 'w', 0o600);
     try {
-      fs.writeSync(descriptor, JSON.stringify(report));
-      fs.fsyncSync(descriptor);
-    } finally {
-      fs.closeSync(descriptor);
+      const descriptor = fs.openSync(temporary, 'w', 0o600);
+      try {
+        fs.writeSync(descriptor, JSON.stringify(report));
+        fs.fsyncSync(descriptor);
+      } finally {
+        fs.closeSync(descriptor);
+      }
+      fs.renameSync(temporary, this.file);
+      if (this.failing) this.log.info(`${this.file} is written again`);
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing)
+        this.log.warn(
+          `cannot keep the pending report in ${this.file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): a restart before the server takes it loses it; set state_dir`,
+        );
+      this.failing = true;
     }
-    fs.renameSync(temporary, this.file);
   }
 
   clear(): void {
-    fs.rmSync(this.file, { force: true });
+    try {
+      fs.rmSync(this.file, { force: true });
+    } catch {
+      // Not writable: write() has said so already.
+    }
   }
 }
