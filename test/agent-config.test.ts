@@ -155,25 +155,28 @@ describe('the environment', () => {
     );
   });
 
-  it("takes systemd's credential and state directories when the file names none", () => {
-    const systemd = {
-      CREDENTIALS_DIRECTORY: '/run/credentials/edgewatch-agent.service',
-      STATE_DIRECTORY: '/x:/y',
-    };
+  it("takes systemd's credential and state directories over the file's", () => {
+    const credentials = fs.mkdtempSync(path.join(os.tmpdir(), 'edgewatch-credentials-'));
+    const systemd = { CREDENTIALS_DIRECTORY: credentials, STATE_DIRECTORY: '/x:/y' };
     const bare = write('server: https://edgewatch.example.com\n');
-    expect(loadAgentConfig(bare, systemd)).toMatchObject({
-      tokenFile: '/run/credentials/edgewatch-agent.service/token',
-      stateDir: '/x',
-    });
+    // No credential named token: the file's token_file, or none.
     expect(loadAgentConfig(write(EXAMPLE), systemd)).toMatchObject({
       tokenFile: '/etc/edgewatch/token',
-      stateDir: '/var/lib/edgewatch-agent',
+      stateDir: '/x',
     });
-    const missing = refusal(bare);
+    const missing = refusal(bare, systemd);
     expect(missing.message).toBe(
       `${bare}: token_file: is required (in the config file, EDGEWATCH_TOKEN_FILE, or a systemd credential named token)`,
     );
     expect(missing.field).toBe('token_file');
+    fs.writeFileSync(path.join(credentials, 'token'), 'ewn_token\n');
+    const fromUnit = { tokenFile: path.join(credentials, 'token'), stateDir: '/x' };
+    expect(loadAgentConfig(bare, systemd)).toMatchObject(fromUnit);
+    expect(loadAgentConfig(write(EXAMPLE), systemd)).toMatchObject(fromUnit);
+    expect(loadAgentConfig(write(EXAMPLE), { ...systemd, EDGEWATCH_TOKEN_FILE: '/run/t' }).tokenFile).toBe(
+      '/run/t',
+    );
+    fs.rmSync(credentials, { recursive: true, force: true });
   });
 
   it('is checked too, and named in the message', () => {

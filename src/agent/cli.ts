@@ -16,7 +16,7 @@ Reports this device's state (addresses, version, certificate, tunnels, services)
   --config <file>  the agent's YAML (or JSON) configuration (docs/agent.md); EDGEWATCH_SERVER and
                    EDGEWATCH_TOKEN_FILE override it
   --once           send one report and exit: 0 when the server took it, 75 when it could not be reached
-                   within 30 s, 78 when it refused the token
+                   within 30 s, 78 when it refused the token, 65 when it refused the report
   --dry-run        with --once: print the report as JSON and send nothing (no server or token needed)`;
 
 /**
@@ -61,7 +61,7 @@ export async function runAgentCli(
     log.error(error.message);
     return EXIT_CONFIG;
   }
-  const prober = new Prober(config, log);
+  const prober = new Prober(config, log, env);
   if (dryRun) {
     process.stdout.write(`${JSON.stringify(await prober.probe(), null, 2)}\n`);
     return 0;

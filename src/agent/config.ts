@@ -91,7 +91,7 @@ function readSettings(settings: unknown): FileSettings {
 
 /**
  * The agent's configuration: the YAML (or JSON) file, if any, under EDGEWATCH_SERVER and EDGEWATCH_TOKEN_FILE;
- * systemd's CREDENTIALS_DIRECTORY and STATE_DIRECTORY give the defaults. Throws an AgentConfigError naming
+ * under systemd, its credential `token` (in CREDENTIALS_DIRECTORY) and STATE_DIRECTORY win over the file's. Throws an AgentConfigError naming
  * the setting at fault. `credentials: false` is for a dry run, which sends nothing: the server and the token
  * file may then be missing, and are ''.
  */
@@ -113,8 +113,8 @@ export function loadAgentConfig(
   );
   const tokenFile = required(
     variable(env, 'EDGEWATCH_TOKEN_FILE', (value) => path.resolve(String(value))) ??
-      settings.tokenFile ??
-      variable(env, 'CREDENTIALS_DIRECTORY', (value, name) => path.join(absolutePath(value, name), 'token')),
+      systemdCredential(env) ??
+      settings.tokenFile,
     'token_file',
     'EDGEWATCH_TOKEN_FILE, or a systemd credential named token',
   );
@@ -124,8 +124,20 @@ export function loadAgentConfig(
     ...settings,
     server,
     tokenFile,
-    stateDir: settings.stateDir ?? stateDirectory ?? DEFAULT_STATE_DIR,
+    // Under systemd its directory wins: it is the one the unit's dynamic user may write.
+    stateDir: stateDirectory ?? settings.stateDir ?? DEFAULT_STATE_DIR,
   };
+}
+
+/**
+ * Under systemd, the token the unit hands over (`LoadCredential=token:…`): a copy of the root-only file that
+ * its dynamic user may read, so it wins over `token_file`, which names that root-only file.
+ */
+function systemdCredential(env: NodeJS.ProcessEnv): string | undefined {
+  const credential = variable(env, 'CREDENTIALS_DIRECTORY', (value, name) =>
+    path.join(absolutePath(value, name), 'token'),
+  );
+  return credential !== undefined && fs.existsSync(credential) ? credential : undefined;
 }
 
 /** The node's token, without the whitespace around it. The messages never show what the file holds. */
