@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { buildApp } from '../src/app.js';
@@ -12,6 +15,7 @@ import { startTestApp, type TestApp } from './support/harness.js';
 
 // Reports that change nothing: no event, no write of their own, the time written by the buffer; and
 // liveness still right with two API processes, each with its own buffer.
+const run = promisify(execFile);
 let t: TestApp;
 let other: { app: App; ctx: AppContext };
 
@@ -188,6 +192,13 @@ const BODYLESS_FRAMINGS: [string, Record<string, string>][] = [
   ['no length', {}],
   ['a zero length', { 'content-length': '0' }],
   ['a chunked body that ends at once', { 'transfer-encoding': 'chunked' }],
+  // Whatever the type: curl -d '' and urllib's data=b"" say a form over an empty body.
+  ['an empty form body', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '0' }],
+  ['an empty text/plain body', { 'content-type': 'text/plain' }],
+  [
+    'a chunked text/plain body that ends at once',
+    { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' },
+  ],
 ];
 
 function reportWithoutBody(token: string, framing: Record<string, string>) {
@@ -235,7 +246,7 @@ describe('a report without a body is a heartbeat', () => {
 
   it.each([
     ['a text/plain body', { 'content-type': 'text/plain' }, '{}'],
-    ['an empty text/plain body', { 'content-type': 'text/plain' }, ''],
+    ['a form body', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1'],
     ['a chunked text/plain body', { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }, '{}'],
     ['a body without a Content-Type', {}, '{}'],
     ['a chunked body without a Content-Type', { 'transfer-encoding': 'chunked' }, '{}'],
@@ -250,5 +261,36 @@ describe('a report without a body is a heartbeat', () => {
     expect(res.statusCode, res.body).toBe(415);
     expect(res.json()).toMatchObject({ statusCode: 415, errorCode: 'UNSUPPORTED_MEDIA_TYPE' });
     expect((await stored(node.id)).node_state).toBe('NEW');
+  });
+});
+
+/** `curl -X POST -d <data>` with the node's token, as a shell script sends it. */
+const curlPost = (url: string, data: string, token: string) =>
+  run('curl', ['-s', '-X', 'POST', '-d', data, '-H', `X-NODE-TOKEN: ${token}`, url]);
+
+describe("a shell script's heartbeat", () => {
+  it("is taken from curl -d '' and from Python's urllib with data=b'', as they send it", async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/api/v1/agent/report`;
+    const byCurl = await registered('heartbeat by curl');
+    const curl = await curlPost(url, '', byCurl.token);
+    expect(JSON.parse(curl.stdout)).toEqual({ node_state: 'ALIVE', report_interval_s: 30 });
+    const byPython = await registered('heartbeat by urllib');
+    const script = [
+      'import sys, urllib.request',
+      'request = urllib.request.Request(sys.argv[1], data=b"", headers={"X-NODE-TOKEN": sys.argv[2]})',
+      'print(urllib.request.urlopen(request).read().decode())',
+    ].join('\n');
+    const python = await run('python3', ['-c', script, url, byPython.token]);
+    expect(JSON.parse(python.stdout)).toEqual({ node_state: 'ALIVE', report_interval_s: 30 });
+    for (const node of [byCurl, byPython]) expect((await stored(node.id)).node_state).toBe('ALIVE');
+    // A form with something in it is still no report.
+    const form = await registered('a form by curl');
+    const refused = await curlPost(url, 'a=1', form.token);
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      statusCode: 415,
+      errorCode: 'UNSUPPORTED_MEDIA_TYPE',
+    });
+    expect((await stored(form.id)).node_state).toBe('NEW');
   });
 });

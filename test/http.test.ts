@@ -132,7 +132,7 @@ function chunkedPost(port: number, path: string, headers: Record<string, string>
 }
 
 describe('a request without a body', () => {
-  it('needs no Content-Type on any route, however it is framed; a body still does', async () => {
+  it('needs no Content-Type on any route and may have any, however it is framed; a body still needs JSON', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const key = { 'x-api-key': ADMIN_KEY };
@@ -141,11 +141,18 @@ describe('a request without a body', () => {
     expect(bodyless.status, JSON.stringify(bodyless.body)).toBe(201);
     const untyped = await chunkedPost(port, '/api/v1/apikey', key, '{}');
     expect(untyped.status).toBe(415);
-    const wronglyTyped = await chunkedPost(
+    const typedButEmpty = await chunkedPost(
       port,
       '/api/v1/apikey',
       { ...key, 'content-type': 'text/plain' },
       '',
+    );
+    expect(typedButEmpty.status, JSON.stringify(typedButEmpty.body)).toBe(201);
+    const wronglyTyped = await chunkedPost(
+      port,
+      '/api/v1/apikey',
+      { ...key, 'content-type': 'text/plain' },
+      '{}',
     );
     expect(wronglyTyped.status).toBe(415);
     const nowhere = await chunkedPost(port, '/api/v1/nothing-here', { 'content-type': 'text/plain' }, 'x');

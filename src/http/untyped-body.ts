@@ -31,17 +31,17 @@ function unsupportedMediaType(): Error {
 /**
  * The parser of every request whose Content-Type has no parser of its own, including none at all.
  *
- * A request without a body needs no Content-Type on any route (docs/rules/api.md#transport). Fastify
- * passes one straight to the handler only when its framing announces no body (no Content-Length, or 0); a
- * chunked request that ends at once (a streaming client, Node's `http.request` after `flushHeaders()`)
- * reaches the parsers instead, and with none for it would be refused with 415. So a request without a
- * Content-Type is read until its first byte: none means no body; any means a body not declared JSON, 415 as
- * before. A request with another type is refused at once, unread, as Fastify would. A request for a route
- * that does not exist is passed on unread, as Fastify would too, for the not-found handler to answer.
+ * A request without a body is body-less whatever its Content-Type (docs/rules/api.md#transport): `curl -d ''`
+ * and Python's urllib with `data=b""` send `application/x-www-form-urlencoded` over an empty body. Fastify
+ * passes a request straight to the handler only when it has no Content-Type and its framing announces no
+ * body; every other one reaches the parsers. So a request that announces a length above 0 is refused with
+ * 415 at once, unread; any other is read until its first byte (a chunked one may end at once): none means
+ * no body, any means a body not declared JSON, 415. A request for a route that does not exist is passed on
+ * unread, as Fastify would, for the not-found handler to answer.
  */
 export function parseUntypedBody(request: FastifyRequest, payload: Readable, done: ParserDone): void {
   if (request.is404) return done(null, undefined);
-  if (request.headers['content-type'] !== undefined) return done(unsupportedMediaType());
+  if (Number(request.headers['content-length'] ?? 0) > 0) return done(unsupportedMediaType());
   carriesBytes(payload).then(
     (carries) => done(carries ? unsupportedMediaType() : null, undefined),
     () => done(badRequest('The body could not be read.')),
