@@ -112,8 +112,7 @@ export class Agent {
   }
 
   private nextSendAt(): number {
-    const due =
-      this.waiting !== undefined ? this.lastReportAt + REPORT_SPACING_MS : Math.max(this.heartbeatDueAt, 0);
+    const due = this.waiting !== undefined ? this.lastReportAt + REPORT_SPACING_MS : this.heartbeatDueAt;
     return Math.max(due, this.retryAt);
   }
 
@@ -121,8 +120,7 @@ export class Agent {
   private async sendNext(): Promise<number | undefined> {
     const full = this.heartbeatsSinceFull + 1 >= FULL_REPORT_EVERY ? this.current : undefined;
     const report = this.waiting ?? full;
-    const startedAt = monotonic();
-    if (report !== undefined) this.lastReportAt = startedAt;
+    if (report !== undefined) this.lastReportAt = monotonic();
     const outcome = await this.parts.send(this.token, report);
     switch (outcome.kind) {
       case 'accepted':

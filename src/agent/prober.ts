@@ -24,6 +24,7 @@ export class Prober {
   private readonly services: ServiceChecks;
   private readonly external: ExternalAddress;
   private readonly osRelease: string[];
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly config: AgentConfig,
@@ -31,21 +32,20 @@ export class Prober {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     this.problems = new ProblemLog(log);
-    const timeoutMs = Math.min(CHECK_TIMEOUT_MS, config.checkSeconds * 1_000);
-    this.services = new ServiceChecks(timeoutMs);
-    this.external = new ExternalAddress(config.externalIp, timeoutMs);
+    this.timeoutMs = Math.min(CHECK_TIMEOUT_MS, config.checkSeconds * 1_000);
+    this.services = new ServiceChecks(this.timeoutMs);
+    this.external = new ExternalAddress(config.externalIp, this.timeoutMs);
     this.osRelease = osReleaseFiles(env);
   }
 
   async probe(): Promise<AgentReport> {
     const { config } = this;
-    const timeoutMs = Math.min(CHECK_TIMEOUT_MS, config.checkSeconds * 1_000);
     const [internal, external, version, validity, tunnels, services] = await Promise.all([
       internalAddress(),
       this.external.read(),
       softwareVersion(config.softwareVersion, this.osRelease),
       certificate(config.certificate),
-      checkTunnels(config.tunnels, timeoutMs),
+      checkTunnels(config.tunnels, this.timeoutMs),
       this.services.check(config.services),
     ]);
     this.problems.set('addresses', internal.problem);
