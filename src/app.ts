@@ -33,6 +33,8 @@ import { authRoutes } from './features/auth/routes.js';
 import { apiKeyRoutes } from './features/apikeys/routes.js';
 import { orgRoutes } from './features/orgs/routes.js';
 import { webhookRoutes } from './features/webhooks/routes.js';
+import { addServerSpans } from './observability/http-spans.js';
+import { tracingEnabled } from './observability/tracing.js';
 import { channelRoutes } from './features/channels/routes.js';
 import { alertRoutes } from './features/alerts/routes.js';
 import { nodeRoutes } from './features/fleet/nodes/routes.js';
@@ -78,6 +80,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);
+  if (tracingEnabled()) addServerSpans(app);
   const heartbeats = new HeartbeatBuffer(ctx);
   app.decorate('heartbeats', heartbeats);
   let revocations: Listener | undefined;

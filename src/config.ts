@@ -42,6 +42,14 @@ export interface Config {
   deliveryConcurrencyPerWebhook: number;
   /** The wait after the 1st, 2nd, … consecutive failed request to a webhook; the last repeats. */
   deliveryRetryScheduleMs: number[];
+  /** Where spans go over OTLP; undefined (no endpoint set) means no tracing at all. */
+  tracing: TracingSettings | undefined;
+}
+
+export interface TracingSettings {
+  /** The OTLP/HTTP traces URL. */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
 }
 
 export class ConfigError extends Error {
@@ -166,6 +174,34 @@ function cidrList(env: Env): string[] {
   return items;
 }
 
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+
+/**
+ * The standard OpenTelemetry variables that decide whether spans are exported, and where: only when an
+ * OTLP endpoint is set (the specification's default of localhost would export from every install).
+ */
+function tracing(env: Env): TracingSettings | undefined {
+  if (read(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
+  const exporter = read(env, 'OTEL_TRACES_EXPORTER') ?? 'otlp';
+  if (exporter === 'none') return undefined;
+  if (exporter !== 'otlp') throw new ConfigError('OTEL_TRACES_EXPORTER', 'must be otlp or none');
+  const signal = read(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (signal === undefined && base === undefined) return undefined;
+  const url =
+    signal !== undefined
+      ? httpUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', signal)
+      : `${httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', base!)}/v1/traces`;
+  const variable =
+    read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined
+      ? 'OTEL_EXPORTER_OTLP_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL';
+  const protocol = read(env, variable) ?? 'http/protobuf';
+  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol))
+    throw new ConfigError(variable, `must be ${OTLP_PROTOCOLS.join(' or ')} (grpc is not supported)`);
+  return { url, protocol: protocol as TracingSettings['protocol'] };
+}
+
 /** Reads the whole environment once; the first invalid variable stops the start with its name. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -209,5 +245,6 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 5_000, 1, 600_000),
     deliveryConcurrencyPerWebhook: integer(env, 'DELIVERY_CONCURRENCY_PER_WEBHOOK', 8, 1, 1_000),
     deliveryRetryScheduleMs: durationList(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h'),
+    tracing: tracing(env),
   };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CommitGroup } from '../src/db/commit-group.js';
 import type { Logger } from 'pino';
@@ -44,6 +45,22 @@ describe('afterCommit', () => {
 });
 
 describe('CommitGroup', () => {
+  it("runs each unit in its caller's async context, though they share one transaction", async () => {
+    const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
+    const caller = new AsyncLocalStorage<string>();
+    const seen = await Promise.all(
+      ['first', 'second', 'third'].map((name) =>
+        caller.run(name, () =>
+          group.run(async (trx) => {
+            await recordRun(trx, run('context', name.length));
+            return caller.getStore();
+          }),
+        ),
+      ),
+    );
+    expect(seen).toEqual(['first', 'second', 'third']);
+  });
+
   it('commits units that arrive together in one transaction, each resolving with its own result', async () => {
     const group = new CommitGroup(db, { open: 1, maxUnits: 64 });
     let transactions = 0;

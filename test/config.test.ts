@@ -196,3 +196,53 @@ describe('invalid values stop the start with a message naming the variable', () 
     expect(configError({ SMTP_URL: `http://u:${dbPassword}@x` }).message).not.toContain(dbPassword);
   });
 });
+
+describe('tracing (the standard OpenTelemetry variables)', () => {
+  it('is off without an OTLP endpoint, whatever else is set', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing,
+    ).toBeUndefined();
+  });
+
+  it('appends /v1/traces to the base endpoint, and takes the traces endpoint as it is', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+    });
+    const both = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
+    expect(both.tracing).toEqual({ url: 'https://traces.example/otlp', protocol: 'http/json' });
+    const signal = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+    });
+    expect(signal.tracing?.protocol).toBe('http/protobuf');
+  });
+
+  it('is off when the SDK is disabled or the exporter is none', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+  });
+
+  it('names the variable that is wrong', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(configError({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).variable).toBe(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+    );
+    expect(configError({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'json' }).variable).toBe(
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    );
+    expect(configError({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }).variable).toBe(
+      'OTEL_TRACES_EXPORTER',
+    );
+    expect(configError({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).variable).toBe(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    );
+  });
+});

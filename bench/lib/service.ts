@@ -37,8 +37,11 @@ export const localWebhooksEnv = (certificates: BenchCertificates) => ({
   WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
 });
 
-/** A build of the service: this checkout, or another (--compare), each with its own dist/ and node_modules. */
-export type Build = { label: string; root: string };
+/**
+ * A build of the service: this checkout, or another (--compare), each with its own dist/ and node_modules;
+ * `env` adds settings to every process of it (this checkout with tracing on).
+ */
+export type Build = { label: string; root: string; env?: Record<string, string> };
 
 export const THIS_BUILD: Build = { label: 'this build', root: PROJECT_ROOT };
 
@@ -71,19 +74,20 @@ export async function startService(options: {
   logFile: string;
   env: Record<string, string>;
 }): Promise<Service> {
-  const { root } = options.build ?? THIS_BUILD;
+  const { root, env: buildEnv } = options.build ?? THIS_BUILD;
+  const settings = { ...options.env, ...buildEnv };
   const main = path.join(root, 'dist', 'main.js');
   if (!fs.existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first.');
   const args = [...options.nodeOptions, main, 'serve', ...(options.role ? ['--role', options.role] : [])];
   const { logFile } = options;
   if (options.role === 'worker') {
     const ready = { logText: 'job worker started' };
-    return startChild({ args, env: childEnv(options.env), cwd: root, logFile, ready });
+    return startChild({ args, env: childEnv(settings), cwd: root, logFile, ready });
   }
   const baseUrl = `http://127.0.0.1:${await freePort()}`;
-  const env = childEnv({ ...options.env, PORT: baseUrl.split(':')[2]!, PUBLIC_URL: baseUrl });
+  const env = childEnv({ ...settings, PORT: baseUrl.split(':')[2]!, PUBLIC_URL: baseUrl });
   const child = await startChild({ args, env, cwd: root, logFile, ready: { url: `${baseUrl}/readyz` } });
-  const key = options.env.BOOTSTRAP_API_KEY;
+  const key = settings.BOOTSTRAP_API_KEY;
   const api = key === undefined ? undefined : adminApi(baseUrl, key);
   return { pid: child.pid, baseUrl, api, stop: child.stop };
 }

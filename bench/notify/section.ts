@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { compareDir, type Common } from '../lib/options.js';
 import * as pg from '../lib/postgres.js';
+import { startOtlpSink } from '../lib/otlp-sink.js';
 import { startReceiver } from '../lib/receiver.js';
 import * as r from '../lib/report.js';
 import { otherBuild, stopAll, THIS_BUILD, type Build, type Service } from '../lib/service.js';
@@ -34,14 +35,18 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   const described = `${alertmanager?.version}: a process per round, no grouping, ${settings.alertmanagerBatch} alerts a POST`;
   if (of('alertmanager').length > 0)
     out.output.push(alertmanager ? described : 'Alertmanager is not installed: its anchor is skipped');
-  const other = compareDir === undefined ? undefined : otherBuild(compareDir);
-  const builds = [THIS_BUILD, ...(other ? [other] : [])];
+  // This build again with tracing on, exporting every span to a local collector: what tracing costs.
+  const otlp = await startOtlpSink();
+  const traced = { ...THIS_BUILD, label: 'tracing on', env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } };
+  const compare = compareDir === undefined ? undefined : otherBuild(compareDir);
+  const others = [traced, ...(compare ? [compare] : [])];
+  const builds = [THIS_BUILD, ...others];
   // This build's measurements keep their names (and goals); the other build's carry its label.
   const named = (c: NotifyCase, build: Build) =>
     build === THIS_BUILD ? c.name : `${c.name} (${build.label})`;
   const compared =
     'its own `dist/main.js serve`, database and seed; each measurement right after this build’s';
-  if (other !== undefined) out.output.push(`Compared with ${other.label} (${other.root}): ${compared}`);
+  if (compare !== undefined) out.output.push(`Compared with ${compare.label} (${compare.root}): ${compared}`);
 
   // Nodes 0 … changes-1 change once a throughput round; the ones after them once in the latency runs.
   const latencyWarmup = ratePerSecond * LATENCY_WARMUP_SECONDS;
@@ -114,6 +119,7 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     if (of('workers').length > 0) workers = await measureWorkers(of('workers'), context);
   } finally {
     await receiver.close();
+    await otlp.close();
   }
   if (receiver.strays > 0)
     out.warnings.push(`notify: ${receiver.strays} notifications outside any measurement`);
@@ -154,25 +160,26 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     ];
   });
   // Each figure of this build beside the other build's, and their ratio.
-  const comparison = (other === undefined ? [] : runnable).flatMap((c) => {
-    const [ours, theirs] = [c.name, named(c, other!)];
-    const [lo, lt] = [ours, theirs].map((name) => latencies.get(name));
-    const [to, tt] = [ours, theirs].map((name) => rounds.median(name));
-    const cpu = (run?: m.ThroughputRun) => run && m.cpuPerNotification(run);
-    return [
-      ...r.compared(`${c.name}: p50 (ms)`, lo?.p50, lt?.p50),
-      ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
-      ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
-      ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
-      ...(['commits', 'rows', 'walBytes'] as const).flatMap((key) =>
-        r.compared(
-          `${c.name}: PostgreSQL ${WRITES[key]} per notification`,
-          to?.writes?.[key],
-          tt?.writes?.[key],
+  const comparison = (other: Build) =>
+    runnable.flatMap((c) => {
+      const [ours, theirs] = [c.name, named(c, other)];
+      const [lo, lt] = [ours, theirs].map((name) => latencies.get(name));
+      const [to, tt] = [ours, theirs].map((name) => rounds.median(name));
+      const cpu = (run?: m.ThroughputRun) => run && m.cpuPerNotification(run);
+      return [
+        ...r.compared(`${c.name}: p50 (ms)`, lo?.p50, lt?.p50),
+        ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
+        ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
+        ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
+        ...(['commits', 'rows', 'walBytes'] as const).flatMap((key) =>
+          r.compared(
+            `${c.name}: PostgreSQL ${WRITES[key]} per notification`,
+            to?.writes?.[key],
+            tt?.writes?.[key],
+          ),
         ),
-      ),
-    ];
-  });
+      ];
+    });
 
   out.output.unshift(
     `Notifications: one \`serve\` process per database, DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency}; ` +
@@ -205,6 +212,11 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     throughput,
     [0, 7],
   );
-  r.addComparison(out, other?.label, comparison);
+  const spans = otlp.received();
+  out.output.push(
+    `Tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set to a local collector, every span sampled; it took ` +
+      `${r.whole(spans.exports)} exports, ${r.whole(spans.bytes)} bytes`,
+  );
+  for (const other of others) r.addComparison(out, other.label, comparison(other));
   return workers === undefined ? out : r.merge(out, workers);
 }

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Transaction } from 'kysely';
 import { isTransientConflict } from './connect.js';
 import { CONFLICT_TRIES, conflictPause, inSavepoint, transaction } from './transaction.js';
@@ -44,9 +45,10 @@ export class CommitGroup {
     private readonly options: CommitGroupOptions,
   ) {}
 
+  /** `work` runs in its caller's async context (its trace span, say), as if the caller had run it. */
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ work, resolve, reject, conflicts: 0 });
+      this.waiting.push({ work: AsyncResource.bind(work), resolve, reject, conflicts: 0 });
       this.schedulePump();
     });
   }

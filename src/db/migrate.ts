@@ -31,6 +31,7 @@ import * as successOnDelivery from './migrations/0028_success_on_delivery.js';
 import * as retentionById from './migrations/0029_retention_by_id.js';
 import * as alertGrouping from './migrations/0030_alert_grouping.js';
 import * as incidents from './migrations/0031_incidents.js';
+import * as deliveryTraceparent from './migrations/0034_delivery_traceparent.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
 const migrations: Record<string, Migration> = {
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0029_retention_by_id': retentionById,
   '0030_alert_grouping': alertGrouping,
   '0031_incidents': incidents,
+  '0034_delivery_traceparent': deliveryTraceparent,
 };
 
 export interface MigrationReport {

@@ -158,6 +158,8 @@ export interface DeliveriesTable {
   /** Its last success, kept on the row until a replay logs it (with last_attempt_at, last_status_code). */
   success_duration_ms: number | null;
   success_response: string | null;
+  /** The trace its requests are spans of (W3C traceparent); null without tracing. */
+  traceparent: string | null;
 }
 
 export interface DeliveryAttemptsTable {

@@ -34,6 +34,8 @@ export interface ClaimedDelivery {
   url: string;
   headers: string;
   secret_sealed: string;
+  /** The trace each request for it is a span of; null without tracing. */
+  traceparent: string | null;
 }
 
 export interface ClaimOptions {
@@ -352,6 +354,7 @@ const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
       'leased.lease_until',
       'leased.notification_id',
       'leased.webhook_id',
+      'leased.traceparent',
       'webhooks.user_id',
       'webhooks.consecutive_failures',
       'notifications.payload',
@@ -373,4 +376,5 @@ const LEASED_COLUMNS = [
   'webhook_id',
   'lease_until',
   'created_at',
+  'traceparent',
 ] as const;

@@ -239,6 +239,7 @@ export interface NewDelivery {
   notificationId: string;
   webhookId: string;
   createdAt: number;
+  traceparent: string | null;
 }
 
 /**
@@ -262,7 +263,16 @@ const INSERT_DELIVERY = new Prepared((trx: Executor, shape: { byDatabase: boolea
   const now = nowExpression(shape.byDatabase);
   return trx
     .insertInto('deliveries')
-    .columns(['id', 'notification_id', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'created_at'])
+    .columns([
+      'id',
+      'notification_id',
+      'webhook_id',
+      'status',
+      'attempts',
+      'next_attempt_at',
+      'created_at',
+      'traceparent',
+    ])
     .expression((eb) => {
       // The webhook read (and locked) once.
       let webhook = eb
@@ -280,6 +290,7 @@ const INSERT_DELIVERY = new Prepared((trx: Executor, shape: { byDatabase: boolea
           sql.lit(0).as('attempts'),
           outer.case().when(isEnabled).then(now).else(sql.lit(null)).end().as('next_attempt_at'),
           sql<number>`cast(${slot('createdAt')} as bigint)`.as('created_at'),
+          sql<string | null>`cast(${slot('traceparent')} as text)`.as('traceparent'),
         ];
       });
     })

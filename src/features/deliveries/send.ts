@@ -1,6 +1,8 @@
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { AppContext } from '../../context.js';
 import { newId } from '../../lib/ids.js';
 import { OutboundError } from '../../net/outbound.js';
+import { clientSpan } from '../../observability/tracing.js';
 import type { ClaimedDelivery } from './claim-repo.js';
 import type { AttemptRecord } from './repo.js';
 import { endpointRequest } from './request.js';
@@ -22,7 +24,30 @@ export interface SendOutcome {
  * cannot be opened, an answer the client cannot read), is a failed attempt with its reason, which counts
  * like any other failure (docs/rules/webhooks.md#deliveries).
  */
-export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): Promise<SendOutcome> {
+export function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): Promise<SendOutcome> {
+  const attributes = {
+    'http.request.method': 'POST',
+    'edgewatch.delivery.id': delivery.id,
+    'edgewatch.webhook.id': delivery.webhook_id,
+    'edgewatch.endpoint.kind': delivery.kind,
+  };
+  return clientSpan(delivery.traceparent, 'POST', attributes, async (traceHeaders, span) => {
+    const outcome = await requestDelivery(ctx, delivery, traceHeaders, span);
+    if (outcome.status !== null) span?.setAttribute('http.response.status_code', outcome.status);
+    if (!outcome.ok) {
+      span?.setAttribute('error.type', outcome.attempt.failure ?? 'unknown');
+      span?.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    return outcome;
+  });
+}
+
+async function requestDelivery(
+  ctx: AppContext,
+  delivery: ClaimedDelivery,
+  traceHeaders: Record<string, string>,
+  span: Span | undefined,
+): Promise<SendOutcome> {
   const at = ctx.clock.now();
   const attempt = { id: newId(at), deliveryId: delivery.id, at };
   try {
@@ -32,8 +57,15 @@ export async function sendDelivery(ctx: AppContext, delivery: ClaimedDelivery): 
       notificationId: delivery.notification_id,
     };
     const request = endpointRequest(ctx, delivery, message, at);
+    // The host only: a channel's URL holds its secret in the path.
+    const url = new URL(request.url);
+    span?.setAttributes({
+      'server.address': url.hostname,
+      'server.port': Number(url.port || (url.protocol === 'http:' ? 80 : 443)),
+    });
     const response = await ctx.webhookClient.send({
       ...request,
+      headers: { ...request.headers, ...traceHeaders },
       method: 'POST',
       deadlineMs: ctx.config.deliveryTimeoutMs,
       maxBodyBytes: RESPONSE_KEPT_BYTES,

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import type { DeliveryStatus, Executor } from '../../db/types.js';
 import { newId } from '../../lib/ids.js';
+import { activeTraceparent } from '../../observability/tracing.js';
 import { DELIVERIES_WAKE } from './dispatcher.js';
 import * as repo from './repo.js';
 
@@ -27,7 +28,13 @@ export async function startDelivery(
 ): Promise<'pending' | 'held' | undefined> {
   // Due on the clock of due times and leases (the database's on PostgreSQL), whatever clock dated the change.
   const queueNow = ctx.jobs.preparedNow(trx);
-  const delivery = { id: newId(now), notificationId: notification.id, webhookId, createdAt: now };
+  const delivery = {
+    id: newId(now),
+    notificationId: notification.id,
+    webhookId,
+    createdAt: now,
+    traceparent: activeTraceparent(),
+  };
   const status = await repo.insertDelivery(trx, delivery, queueNow);
   // Held ones too: a claim puts right one whose webhook was enabled meanwhile.
   if (status !== undefined) await ctx.jobs.wakeAfterCommit(trx, DELIVERIES_WAKE);

@@ -1,6 +1,8 @@
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
+import type { Span } from '@opentelemetry/api';
 import { newId } from '../../lib/ids.js';
+import { inSpan } from '../../observability/tracing.js';
 import { notificationPayload, type EventFacts } from './payload.js';
 import type { NotificationType, ResourceKind } from './types.js';
 import { changeIncident, foldIntoIncident } from '../incidents/join.js';
@@ -133,12 +135,26 @@ function holdingBack(
  * when a maintenance window covers the change or an UNREACHABLE node is behind it; a grouped alert's
  * incident counts the latter (`behind_unreachable`). Runs in the transaction of the event or of the check.
  */
-export async function createNotification(
+export function createNotification(
   ctx: AppContext,
   trx: Executor,
   alert: WatchingAlert,
   event: EventRow,
   known?: Known,
+): Promise<void> {
+  const attributes = { 'edgewatch.alert.id': alert.id, 'edgewatch.channel': alert.channel_type };
+  return inSpan('edgewatch.notification', attributes, (span) =>
+    makeNotification(ctx, trx, alert, event, known, span),
+  );
+}
+
+async function makeNotification(
+  ctx: AppContext,
+  trx: Executor,
+  alert: WatchingAlert,
+  event: EventRow,
+  known: Known | undefined,
+  span: Span | undefined,
 ): Promise<void> {
   const now = ctx.clock.now();
   const facts = await factsOf(ctx, trx, event, known);
@@ -185,6 +201,10 @@ export async function createNotification(
     await setHeldBackStatus(trx, row.id, 'grouped', NODE_UNREACHABLE, null);
     status = 'grouped';
   }
+  span?.setAttributes({
+    'edgewatch.notification.id': row.id,
+    'edgewatch.notification.status': status ?? 'removed',
+  });
   if (status !== undefined) ctx.alertMetrics.notificationsEntered(trx, status, reason);
 }
 

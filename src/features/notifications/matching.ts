@@ -7,6 +7,7 @@ import { createNotification, type Known } from './create.js';
 import { organizationChain } from './org-chain.js';
 import { matchingSnapshot, type MatchingSnapshot } from './matching-snapshot.js';
 import type { EventRow, WatchingAlert } from './repo.js';
+import { inSpan } from '../../observability/tracing.js';
 
 export const ALERT_CHECK = 'alerts.check';
 export interface AlertCheck {
@@ -57,29 +58,52 @@ export async function notifyMatchingAlerts(
   if (events.length === 0) return;
   const snapshot = await matchingSnapshot(ctx, trx);
   for (const event of events) {
-    const chain = await organizationChain(ctx, trx, event.org_id);
-    const candidates = candidatesFor(
-      snapshot,
-      event,
-      chain.map((org) => org.id),
+    await inSpan('edgewatch.event', eventAttributes(event), () =>
+      notifyForEvent(ctx, trx, snapshot, event, known),
     );
-    for (const alert of candidates) {
-      if (!alertMatches(alert, event)) {
-        // A grouped alert's member recovers on its return to good, whether or not the alert asks to be told.
-        if (isGrouped(alert) && alert.type === event.type && isRecovery(event) && inScope(alert, event))
-          await changeIncident(ctx, trx, alert, event, undefined);
-        continue;
-      }
-      const minutes = alert.duration_minutes ?? 0;
-      if (minutes > 0) {
-        const check: AlertCheck = { alertId: alert.id, eventId: event.id };
-        await ctx.jobs.enqueue(trx, ALERT_CHECK, check, {
-          key: `${alert.id}:${event.id}`,
-          runAt: event.occurred_at + minutes * 60_000,
-        });
-      } else {
-        await createNotification(ctx, trx, alert, event, known);
-      }
+  }
+}
+
+/** The span attributes of an event, and of what it makes. */
+export function eventAttributes(event: EventRow) {
+  return {
+    'edgewatch.event.id': event.id,
+    'edgewatch.event.type': event.type,
+    'edgewatch.event.condition': event.condition,
+    'edgewatch.node.id': event.node_id,
+    'edgewatch.resource.id': event.resource_id,
+  };
+}
+
+async function notifyForEvent(
+  ctx: AppContext,
+  trx: Executor,
+  snapshot: MatchingSnapshot,
+  event: EventRow,
+  known: Known | undefined,
+): Promise<void> {
+  const chain = await organizationChain(ctx, trx, event.org_id);
+  const candidates = candidatesFor(
+    snapshot,
+    event,
+    chain.map((org) => org.id),
+  );
+  for (const alert of candidates) {
+    if (!alertMatches(alert, event)) {
+      // A grouped alert's member recovers on its return to good, whether or not the alert asks to be told.
+      if (isGrouped(alert) && alert.type === event.type && isRecovery(event) && inScope(alert, event))
+        await changeIncident(ctx, trx, alert, event, undefined);
+      continue;
+    }
+    const minutes = alert.duration_minutes ?? 0;
+    if (minutes > 0) {
+      const check: AlertCheck = { alertId: alert.id, eventId: event.id };
+      await ctx.jobs.enqueue(trx, ALERT_CHECK, check, {
+        key: `${alert.id}:${event.id}`,
+        runAt: event.occurred_at + minutes * 60_000,
+      });
+    } else {
+      await createNotification(ctx, trx, alert, event, known);
     }
   }
 }
