@@ -40,10 +40,11 @@ function signatureProblem(headers, raw) {
     const given = String(headers['webhook-signature']).split(' ');
     return given.some((one) => sameText(one, expected)) ? undefined : 'bad signature';
   }
+  // After a secret rotation the header is v1=<new>,<previous> for a while: one of them must match.
   const signature = String(headers['x-service-signature'] ?? '');
-  return signature.startsWith('v1=') && sameText(signature.slice(3), hmacHex(timestamp, raw))
-    ? undefined
-    : 'bad signature';
+  const given = signature.startsWith('v1=') ? signature.slice(3).split(',') : [];
+  const expected = hmacHex(timestamp, raw);
+  return given.some((one) => sameText(one, expected)) ? undefined : 'bad signature';
 }
 
 function send(res, status, body) {

@@ -246,6 +246,11 @@ describe('examples/receiver.mjs', () => {
     const byService = { 'x-service-timestamp': now, 'x-service-delivery': 'd-1' };
     const serviceSigned = { ...byService, 'x-service-signature': `v1=${hmacHex(secret, now, body)}` };
     expect(await post(serviceSigned, body)).toBe(200);
+    // During a rotation's overlap the header carries the new secret's signature, then the old one's.
+    const rotated = `v1=${hmacHex('whsec-the-new-one-0123456789', now, body)},${hmacHex(secret, now, body)}`;
+    expect(
+      await post({ ...byService, 'x-service-delivery': 'd-4', 'x-service-signature': rotated }, body),
+    ).toBe(200);
     const seconds = String(Math.floor(Number(now) / 1000));
     const standard = standardSignature(standardWebhooksKey(secret)!, 'd-2', seconds, body);
     const standardHeaders = {

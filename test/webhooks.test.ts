@@ -710,6 +710,8 @@ describe('headers stored before the header rules refused them', () => {
         headers: JSON.stringify(headers),
         labels: '{}',
         secret_sealed: t.ctx.secretBox.seal('stored-secret-0123456789'),
+        previous_secret_sealed: null,
+        previous_secret_expires_at: null,
         is_enabled: enabled ? 1 : 0,
         disabled_reason: enabled ? null : 'unverified',
         consecutive_failures: 0,

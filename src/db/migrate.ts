@@ -31,6 +31,7 @@ import * as successOnDelivery from './migrations/0028_success_on_delivery.js';
 import * as retentionById from './migrations/0029_retention_by_id.js';
 import * as alertGrouping from './migrations/0030_alert_grouping.js';
 import * as incidents from './migrations/0031_incidents.js';
+import * as webhookSecretRotation from './migrations/0032_webhook_secret_rotation.js';
 import * as deliveryTraceparent from './migrations/0034_delivery_traceparent.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0029_retention_by_id': retentionById,
   '0030_alert_grouping': alertGrouping,
   '0031_incidents': incidents,
+  '0032_webhook_secret_rotation': webhookSecretRotation,
   '0034_delivery_traceparent': deliveryTraceparent,
 };
 

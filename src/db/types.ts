@@ -92,6 +92,10 @@ export interface WebhooksTable {
   labels: string;
   /** The webhook secret, AES-256-GCM sealed (see lib/secret-box). */
   secret_sealed: string;
+  /** After a rotation, the secret it replaced, sealed the same way; it signs too until the time below. */
+  previous_secret_sealed: string | null;
+  /** When the previous secret stops signing (the clock decides; the hourly retention task clears it). */
+  previous_secret_expires_at: number | null;
   is_enabled: number;
   disabled_reason: WebhookDisabledReason | null;
   consecutive_failures: number;

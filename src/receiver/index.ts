@@ -81,7 +81,7 @@ export interface SignedRequest {
   body: string;
   /** X-Service-Timestamp: milliseconds since the epoch. */
   timestamp: string | undefined;
-  /** X-Service-Signature: `v1=<hex>`. */
+  /** X-Service-Signature: `v1=<hex>`, or `v1=<hex>,<hex>` while a rotated-out secret still signs. */
   signature: string | undefined;
 }
 
@@ -89,7 +89,9 @@ export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
  * Checks a notification: the signature over timestamp + "." + raw body, and a timestamp no further
- * than `toleranceMs` (default 5 minutes) from now, which refuses replays of old deliveries.
+ * than `toleranceMs` (default 5 minutes) from now, which refuses replays of old deliveries. After a secret
+ * rotation the header carries the new and the previous secret's signatures, comma-separated: one matching
+ * the secret held is enough, whichever of the two it holds.
  */
 export function verifySignature(
   secret: string,
@@ -105,8 +107,9 @@ export function verifySignature(
   }
   if (signature === undefined || !signature.startsWith('v1='))
     return { ok: false, reason: 'missing or malformed signature' };
-  if (!sameText(signature.slice(3), hmacHex(secret, timestamp, request.body)))
-    return { ok: false, reason: 'signature mismatch' };
+  const expected = hmacHex(secret, timestamp, request.body);
+  const given = signature.slice(3).split(',');
+  if (!given.some((one) => sameText(one, expected))) return { ok: false, reason: 'signature mismatch' };
   return { ok: true };
 }
 

@@ -10,6 +10,7 @@ import { Table, type Column } from '../ui/table';
 import { LIVE_MS } from './fleet';
 import { DeliveryLog, Replay } from './delivery-log';
 import { DeleteWebhook, TestWebhook, VerifyWebhook, WebhookForm } from './webhook-forms';
+import { RotateSecret } from './webhook-rotate';
 
 function WebhookState({ webhook }: { webhook: Webhook }) {
   return webhook.is_enabled ? (
@@ -96,6 +97,7 @@ export function WebhookPage({ id }: { id: string }) {
               <>
                 <VerifyWebhook webhook={data} small={false} />
                 <TestWebhook webhook={data} small={false} />
+                <RotateSecret webhook={data} />
                 <Replay endpoint={data} base={`/api/v1/webhook/${id}`} />
                 <DeleteWebhook webhook={data} small={false} />
               </>

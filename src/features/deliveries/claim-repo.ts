@@ -34,6 +34,9 @@ export interface ClaimedDelivery {
   url: string;
   headers: string;
   secret_sealed: string;
+  /** A rotation's previous secret: it signs beside the current one until it expires. */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
   /** The trace each request for it is a span of; null without tracing. */
   traceparent: string | null;
 }
@@ -363,6 +366,8 @@ const LEASED = new Prepared((trx: Executor, shape: LeaseShape) => {
       'webhooks.url',
       'webhooks.headers',
       'webhooks.secret_sealed',
+      'webhooks.previous_secret_sealed',
+      'webhooks.previous_secret_expires_at',
     ])
     .select((eb) => eb(eb.ref('leased.lease_until'), '-', slot<number>('leaseMs')).as('claimed_at'))
     .orderBy('leased.created_at')

@@ -4,14 +4,14 @@ import type { NotificationBody } from '../../receiver/index.js';
 import { channelRequest, renderChannelRequest } from '../channels/render.js';
 import { INCIDENT_RENDERERS } from '../incidents/channel-messages.js';
 import type { IncidentBody } from '../incidents/message-body.js';
+import { signingSecrets, type SealedSecrets } from '../webhooks/secrets.js';
 import { notificationHeaders } from '../webhooks/signing.js';
 
 /** What a request to an endpoint needs of its row. */
-export interface EndpointToCall {
+export interface EndpointToCall extends SealedSecrets {
   kind: EndpointKind;
   url: string;
   headers: string;
-  secret_sealed: string;
 }
 
 /** One notification as an endpoint is sent it: a delivery's, or a test's sample. */
@@ -34,12 +34,16 @@ export function endpointRequest(
   message: MessageToSend,
   at: number,
 ): { url: string; headers: Record<string, string>; body: string } {
-  const secret = ctx.secretBox.open(endpoint.secret_sealed);
   if (endpoint.kind === 'webhook') {
-    const signing = { secret, timestamp: String(at), deliveryId: message.deliveryId, body: message.payload };
-    const headers = notificationHeaders(JSON.parse(endpoint.headers) as Record<string, string>, signing);
+    const secrets = signingSecrets(ctx.secretBox, endpoint, at);
+    const signed = { timestamp: String(at), deliveryId: message.deliveryId, body: message.payload };
+    const headers = notificationHeaders(JSON.parse(endpoint.headers) as Record<string, string>, {
+      ...secrets,
+      ...signed,
+    });
     return { url: endpoint.url, headers, body: message.payload };
   }
+  const secret = ctx.secretBox.open(endpoint.secret_sealed);
   const body = JSON.parse(message.payload) as NotificationBody | IncidentBody;
   const pagerDutyEvents = ctx.config.pagerDutyEventsUrl;
   const request =

@@ -1,5 +1,6 @@
 import type { OutboundResponse } from '../../net/outbound.js';
 import { randomToken } from '../../lib/tokens.js';
+import type { SigningSecrets } from './secrets.js';
 import { hmacHex, safeEqual } from './signing.js';
 
 export const VERIFY_DEADLINE_MS = 3_000;
@@ -26,7 +27,7 @@ export function challengeUrl(url: string, challenge: string): string {
  */
 export function challengeAnswerProblem(
   response: Pick<OutboundResponse, 'status' | 'body' | 'truncated'>,
-  expected: { secret: string; timestamp: string; challenge: string },
+  expected: SigningSecrets & { timestamp: string; challenge: string },
 ): string | undefined {
   if (response.status !== 200) return `The endpoint answered status ${response.status}; it must answer 200.`;
   if (response.truncated) return 'The answer is larger than 64 KiB; send only the JSON object.';
@@ -46,8 +47,11 @@ export function challengeAnswerProblem(
     return 'The "challenge" in the answer differs from the one sent in the challenge query parameter.';
   }
   if (typeof answer !== 'string') return 'The answer has no "challenge_response" field.';
-  const right = hmacHex(expected.secret, expected.timestamp, expected.challenge);
-  if (!safeEqual(answer, right)) {
+  // During a rotation's overlap the endpoint may still hold the previous secret: either one proves it.
+  const rightWith = (secret: string) =>
+    safeEqual(answer, hmacHex(secret, expected.timestamp, expected.challenge));
+  const { secret, previousSecret } = expected;
+  if (!rightWith(secret) && (previousSecret === undefined || !rightWith(previousSecret))) {
     return (
       'The "challenge_response" is wrong: it must be the lower-case hex HMAC-SHA256, keyed with the webhook ' +
       'secret, of the X-Service-Timestamp header value, a dot, and the challenge.'

@@ -21,7 +21,13 @@ export function newEndpointRow(
     Partial<Pick<WebhookRow, 'headers' | 'labels'>>,
   now: number,
 ): WebhookRow {
-  const clean = { consecutive_failures: 0, retry_at: null, last_failure_at: null };
+  const clean = {
+    consecutive_failures: 0,
+    retry_at: null,
+    last_failure_at: null,
+    previous_secret_sealed: null,
+    previous_secret_expires_at: null,
+  };
   return { headers: '{}', labels: '{}', ...clean, ...given, created_at: now, updated_at: now };
 }
 
@@ -112,6 +118,19 @@ export async function enableIfUnchanged(
     .where('updated_at', '=', seenUpdatedAt)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Erases the previous secrets that stopped signing by `now`. Signing already ignores them by the clock; this
+ * only keeps a dead secret from staying at rest. The version is left alone: nothing a request does changes.
+ */
+export async function clearExpiredPreviousSecrets(db: Executor, now: number): Promise<number> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ previous_secret_sealed: null, previous_secret_expires_at: null })
+    .where('previous_secret_expires_at', '<=', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 export async function deleteWebhook(db: Executor, id: string): Promise<void> {

@@ -6,6 +6,8 @@ import { DeleteWithAlertsAnswer, IdParams, responses } from '../../http/schemas.
 import { foldAlias } from '../../http/aliases.js';
 import * as schemas from './schemas.js';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './service.js';
+import { rotateSecret } from './rotation.js';
+import { PREVIOUS_SECRET_OVERLAP_S } from './secrets.js';
 import { testWebhook } from './test-send.js';
 import { verifyWebhook } from './verify.js';
 
@@ -47,6 +49,40 @@ export async function webhookRoutes(app: App): Promise<void> {
       },
     },
     async (request) => verifyWebhook(contextOf(request), request.params.id),
+  );
+
+  app.post(
+    '/api/v1/webhook/:id/rotate-secret',
+    {
+      config: { permission: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Replace the secret with a generated one; the old one keeps signing for a while',
+        description:
+          'Answers the new secret, once. Until expire_previous_after_s (default 86400, at most 2592000; 0 ' +
+          'stops the old secret at once) has passed, every request is signed with both secrets, the new one ' +
+          'first: X-Service-Signature: v1=<hex with the new>,<hex with the old>, and webhook-signature (for ' +
+          'whsec_ secrets; the new one always is): v1,<base64 with the new> v1,<base64 with the old> ' +
+          '(space-separated, as Standard Webhooks allows). ' +
+          'A verify accepts a challenge_response made with either. Rotating again during the overlap keeps ' +
+          'only the newest previous secret. The webhook stays enabled or disabled as it was; the old secret ' +
+          'is never answered again. The body is optional: without one, or with {}, the default applies.',
+        params: IdParams,
+        body: schemas.RotateSecretBody,
+        response: responses({ 200: schemas.RotatedSecret }, [400, 401, 403, 404, 413, 415]),
+      },
+      // No body at all is the same as `{}`; a JSON `null` or any other non-object is still refused.
+      preValidation: (request, _reply, done) => {
+        if (request.body === undefined) request.body = {};
+        done();
+      },
+    },
+    async (request) =>
+      rotateSecret(
+        contextOf(request),
+        request.params.id,
+        request.body.expire_previous_after_s ?? PREVIOUS_SECRET_OVERLAP_S.default,
+      ),
   );
 
   app.put(

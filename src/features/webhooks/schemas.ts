@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { aliasDescription } from '../../http/aliases.js';
 import { forceQuery } from '../../http/schemas.js';
 import { NOTIFICATION_TYPES } from '../notifications/types.js';
+import { PREVIOUS_SECRET_OVERLAP_S } from './secrets.js';
 
 const StringMap = (description: string, maxProperties: number, valueMax: number) =>
   Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: valueMax }), {
@@ -101,6 +102,35 @@ export const Webhook = Type.Object({
   created_at: Type.String({ description: 'ISO 8601, UTC.' }),
   created_by: Type.Object({ id: Type.String(), name: Type.String() }),
   subscription_count: Type.Integer({ description: 'How many alerts use this webhook now.' }),
+});
+
+export const RotateSecretBody = Type.Object(
+  {
+    expire_previous_after_s: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: PREVIOUS_SECRET_OVERLAP_S.max,
+        default: PREVIOUS_SECRET_OVERLAP_S.default,
+        description:
+          'How long the replaced secret keeps signing beside the new one, in seconds: 0 (it stops at once) to ' +
+          `${PREVIOUS_SECRET_OVERLAP_S.max} (30 days); default ${PREVIOUS_SECRET_OVERLAP_S.default} (one day).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RotatedSecret = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  is_enabled: Type.Boolean({ description: 'As it was: a rotation neither disables nor needs a verify.' }),
+  secret: Type.String({ description: 'The new secret. Store it: only shown here.' }),
+  previous_secret_expires_at: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'ISO 8601, UTC: until then every request is signed with the replaced secret as well; null when it ' +
+      'stopped at once (expire_previous_after_s 0).',
+  }),
 });
 
 export const VerifyAnswer = Type.Object({

@@ -46,7 +46,7 @@ function validate(ctx: ServiceContext, input: WebhookInput): void {
  * A Standard Webhooks secret, `whsec_` and the base64 of 32 random bytes: within the secret alphabet
  * (0x21–0x7E), so the challenge keys on its text as on any other, and its notifications carry both schemes.
  */
-function generateSecret(): string {
+export function generateSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
@@ -100,7 +100,10 @@ function editedColumns(input: WebhookInput, sealedSecret: string | undefined, ve
     ...(input.url === undefined ? {} : { url: input.url }),
     ...(input.Header === undefined ? {} : { headers: JSON.stringify(input.Header) }),
     ...(input.metadata === undefined ? {} : { labels: JSON.stringify(input.metadata.labels ?? {}) }),
-    ...(sealedSecret === undefined ? {} : { secret_sealed: sealedSecret }),
+    // A secret given in an edit replaces the current one at once, ending any rotation's overlap.
+    ...(sealedSecret === undefined
+      ? {}
+      : { secret_sealed: sealedSecret, previous_secret_sealed: null, previous_secret_expires_at: null }),
     is_enabled: 0,
     disabled_reason: 'edited' satisfies WebhookDisabledReason,
     updated_at: version,

@@ -1,4 +1,5 @@
 import { hmacHex, standardSignature, standardWebhooksKey } from '../../receiver/index.js';
+import type { SigningSecrets } from './secrets.js';
 
 /**
  * The service signs with the receiver kit's own constructions, so what we send and what receivers check
@@ -8,32 +9,46 @@ import { hmacHex, standardSignature, standardWebhooksKey } from '../../receiver/
  */
 export { hmacHex, sameText as safeEqual } from '../../receiver/index.js';
 
-export function signatureHeader(secret: string, timestamp: string, body: string): string {
-  return `v1=${hmacHex(secret, timestamp, body)}`;
+/** `v1=<hex>`, or during a rotation's overlap `v1=<hex of the new secret>,<hex of the previous one>`. */
+export function signatureHeader(
+  secret: string,
+  timestamp: string,
+  body: string,
+  previousSecret?: string,
+): string {
+  const previous = previousSecret === undefined ? '' : `,${hmacHex(previousSecret, timestamp, body)}`;
+  return `v1=${hmacHex(secret, timestamp, body)}${previous}`;
 }
 
 /**
  * The headers every notification (and a test) carries: the client's own, then the service's, which win.
  * A `whsec_` secret adds the three Standard Webhooks headers, at the same instant in seconds
- * (docs/rules/webhooks.md#signing).
+ * (docs/rules/webhooks.md#signing). With a previous secret still in its overlap, both signature headers
+ * carry its signature after the new one's (docs/rules/webhooks.md#secret-rotation).
  */
 export function notificationHeaders(
   clientHeaders: Record<string, string>,
-  signing: { secret: string; timestamp: string; deliveryId: string; body: string },
+  signing: SigningSecrets & { timestamp: string; deliveryId: string; body: string },
 ): Record<string, string> {
-  const { secret, timestamp, deliveryId, body } = signing;
+  const { secret, previousSecret, timestamp, deliveryId, body } = signing;
   const headers: Record<string, string> = {
     ...clientHeaders,
     'Content-Type': 'application/json',
     'X-Service-Timestamp': timestamp,
     'X-Service-Delivery': deliveryId,
-    'X-Service-Signature': signatureHeader(secret, timestamp, body),
+    'X-Service-Signature': signatureHeader(secret, timestamp, body, previousSecret),
   };
-  const key = standardWebhooksKey(secret);
-  if (key === undefined) return headers;
+  const keys = [secret, previousSecret].flatMap((one) => {
+    const key = one === undefined ? undefined : standardWebhooksKey(one);
+    return key === undefined ? [] : [key];
+  });
+  if (keys.length === 0) return headers;
   const seconds = String(Math.floor(Number(timestamp) / 1000));
   headers['webhook-id'] = deliveryId;
   headers['webhook-timestamp'] = seconds;
-  headers['webhook-signature'] = standardSignature(key, deliveryId, seconds, body);
+  // The specification's own form for several signatures: space-separated, any one of them may match.
+  headers['webhook-signature'] = keys
+    .map((key) => standardSignature(key, deliveryId, seconds, body))
+    .join(' ');
   return headers;
 }

@@ -6,6 +6,7 @@ import { OutboundError } from '../../net/outbound.js';
 import { challengeAnswerProblem, challengeUrl, newChallenge, VERIFY_DEADLINE_MS } from './challenge.js';
 import { touchSubscriptions } from '../users/repo.js';
 import { enableIfUnchanged, type WebhookRow } from './repo.js';
+import { signingSecrets } from './secrets.js';
 import { loadOwnWebhook } from './service.js';
 import { transaction } from '../../db/transaction.js';
 
@@ -26,9 +27,10 @@ function requireNotEnabled(webhook: WebhookRow): void {
 export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<VerifyOutcome> {
   const webhook = await loadOwnWebhook(ctx, id);
   requireNotEnabled(webhook);
-  const secret = ctx.secretBox.open(webhook.secret_sealed);
   const challenge = newChallenge();
-  const timestamp = String(ctx.clock.now());
+  const at = ctx.clock.now();
+  const timestamp = String(at);
+  const secrets = signingSecrets(ctx.secretBox, webhook, at);
   const failed = (message: string): VerifyOutcome => ({
     id,
     status: 'FAILED',
@@ -46,7 +48,7 @@ export async function verifyWebhook(ctx: ServiceContext, id: string): Promise<Ve
       },
       deadlineMs: VERIFY_DEADLINE_MS,
     });
-    problem = challengeAnswerProblem(response, { secret, timestamp, challenge });
+    problem = challengeAnswerProblem(response, { ...secrets, timestamp, challenge });
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;
     problem = error.message;
