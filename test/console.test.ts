@@ -675,6 +675,57 @@ describe('bulk actions on the Fleet page', () => {
   }, 60_000);
 });
 
+describe('the maintenance window form', () => {
+  it('plans a weekly window in a named time zone, with the API’s refusal at the field, and lists its schedule', async () => {
+    const test = await page({ signedInWith: adminKey });
+    const ui = test.page;
+    await ui.goto(`${server.baseUrl}/#/silences`);
+    await settled(ui, 'Maintenance windows');
+    await ui.getByRole('button', { name: 'Plan a window' }).click();
+    const form = ui.getByRole('dialog', { name: 'Plan a maintenance window' });
+    await form.getByRole('option', { name: 'Root organization' }).waitFor({ state: 'attached' });
+    await form.getByLabel('Name').fill('Nightly backups');
+    await form.getByLabel('Repeats').selectOption('weekly');
+    // The time zone starts as the browser's own.
+    const browserZone = await ui.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(await form.getByLabel('Time zone').inputValue()).toBe(browserZone);
+    await form.getByRole('checkbox', { name: 'Monday' }).check();
+    await form.getByRole('checkbox', { name: 'Thursday' }).check();
+    await form.getByLabel('Opens at').fill('02:30');
+    await form.getByLabel('For (minutes)').fill('90');
+    await form.getByLabel('Time zone').fill('Mars/Olympus_Mons');
+    await form.getByRole('button', { name: 'Create the window' }).click();
+    await form.getByText(/^recurrence\.timezone is not a time zone known here/).waitFor({ timeout: WAIT_MS });
+    expect(await form.getByLabel('Time zone').getAttribute('aria-invalid')).toBe('true');
+    await axeCheck(ui, 'the maintenance window form with a refused time zone');
+
+    await form.getByLabel('Time zone').fill('Europe/Paris');
+    await form.getByRole('button', { name: 'Create the window' }).click();
+    await form.waitFor({ state: 'hidden', timeout: WAIT_MS });
+    const [planned] = (await call('/api/v2/silence?size=100')).results.filter(
+      (window: { name: string }) => window.name === 'Nightly backups',
+    );
+    expect(planned).toMatchObject({
+      recurrence: {
+        frequency: 'weekly',
+        days: ['MO', 'TH'],
+        start: '02:30',
+        duration_minutes: 90,
+        timezone: 'Europe/Paris',
+      },
+      until: null,
+      ends_at: null,
+    });
+    const row = ui.getByRole('row').filter({ hasText: 'Nightly backups' });
+    await row
+      .getByText('Weekly on Mon, Thu at 02:30 for 1 h 30 min (Europe/Paris)')
+      .waitFor({ timeout: WAIT_MS });
+    expect(await row.locator(`time[datetime="${planned.next_occurrence.ends_at}"]`).count()).toBe(1);
+    await checkAndPhotograph(ui, 'maintenance-recurring');
+    expectNoProblems(test);
+  }, 60_000);
+});
+
 describe('the alert form', () => {
   it("offers only what the chosen type takes, and shows the API's validation message at the field", async () => {
     const test = await page({ signedInWith: adminKey });

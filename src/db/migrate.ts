@@ -32,6 +32,7 @@ import * as retentionById from './migrations/0029_retention_by_id.js';
 import * as alertGrouping from './migrations/0030_alert_grouping.js';
 import * as incidents from './migrations/0031_incidents.js';
 import * as webhookSecretRotation from './migrations/0032_webhook_secret_rotation.js';
+import * as recurringSilences from './migrations/0033_recurring_silences.js';
 import * as deliveryTraceparent from './migrations/0034_delivery_traceparent.js';
 
 // Listed here rather than read from disk, so the same code runs from TypeScript sources and from dist/.
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0030_alert_grouping': alertGrouping,
   '0031_incidents': incidents,
   '0032_webhook_secret_rotation': webhookSecretRotation,
+  '0033_recurring_silences': recurringSilences,
   '0034_delivery_traceparent': deliveryTraceparent,
 };
 

@@ -236,11 +236,17 @@ export interface SilencesTable {
   node_id: string | null;
   /** Comma-separated notification types; null for all. */
   types: string | null;
+  /** A recurring window's first occurrence's start. */
   starts_at: number;
+  /** A recurring window's last occurrence's end (features/silences/occurrences.ts NEVER without until). */
   ends_at: number;
   comment: string | null;
   created_by: string;
   created_at: number;
+  /** A recurring window's schedule (JSON text, features/silences/recurrence.ts); null for a one-off window. */
+  recurrence: string | null;
+  /** A recurring window's bound: no occurrence starts after it; null for none. */
+  until: number | null;
 }
 
 export interface AlertsTable {

@@ -184,10 +184,29 @@ export interface Silence {
   node_id: string | null;
   /** null: every type. */
   types: string[] | null;
+  /** A recurring window: its first occurrence's start. */
   starts_at: string;
-  ends_at: string;
+  /** A recurring window: its last occurrence's end; null when it has no until. */
+  ends_at: string | null;
   comment: string | null;
   state: 'upcoming' | 'active' | 'ended' | 'cancelled';
+  /** null: a one-off window. */
+  recurrence: Recurrence | null;
+  until: string | null;
+  /** The occurrence open now, else the next one; null when none is left. */
+  next_occurrence: { starts_at: string; ends_at: string } | null;
+}
+
+export type Weekday = 'MO' | 'TU' | 'WE' | 'TH' | 'FR' | 'SA' | 'SU';
+
+export interface Recurrence {
+  frequency: 'daily' | 'weekly';
+  /** Weekly only. */
+  days?: Weekday[];
+  /** Local time of day, HH:MM. */
+  start: string;
+  duration_minutes: number;
+  timezone: string;
 }
 
 export interface ApiKey {

@@ -8,16 +8,33 @@ import { useSession } from '../session';
 import { Badge } from '../ui/badge';
 import { Dialog } from '../ui/dialog';
 import { Field, FormError, formValues } from '../ui/forms';
-import { Filters, isoOf, SelectFilter, useFilter } from '../ui/filters';
+import { Filters, SelectFilter, useFilter } from '../ui/filters';
 import { PagedList, usePageParam } from '../ui/list';
 import { OrgOptions } from '../ui/orgs';
 import { NODE_PICKER, PickerField } from '../ui/picker';
 import type { Column } from '../ui/table';
-import { At } from '../ui/time';
+import {
+  NextOccurrence,
+  RECURRENCE_FIELDS,
+  RecurrenceFields,
+  timesBody,
+  When,
+  type Repeats,
+} from './silence-recurrence';
 
-const FIELDS = ['name', 'org_id', 'node_id', 'types', 'starts_at', 'ends_at', 'comment'];
+const FIELDS = [
+  'name',
+  'org_id',
+  'node_id',
+  'types',
+  'starts_at',
+  'ends_at',
+  'comment',
+  ...RECURRENCE_FIELDS,
+];
 
 function CreateSilence({ onDone }: { onDone: () => void }) {
+  const [repeats, setRepeats] = useState<Repeats>('once');
   const create = useChange(
     (body: Record<string, unknown>) => api<Silence>('POST', '/api/v1/silence', body),
     ['/api/v2/silence'],
@@ -33,8 +50,7 @@ function CreateSilence({ onDone }: { onDone: () => void }) {
       include_child: values.include_child === 'on',
       ...(values.node_id ? { node_id: values.node_id } : {}),
       ...(types.length > 0 ? { types } : {}),
-      starts_at: isoOf(values.starts_at ?? ''),
-      ends_at: isoOf(values.ends_at ?? ''),
+      ...timesBody(repeats, event.currentTarget, values),
       ...(values.comment ? { comment: values.comment } : {}),
     });
   };
@@ -72,14 +88,32 @@ function CreateSilence({ onDone }: { onDone: () => void }) {
           ))}
         </div>
       </fieldset>
-      <div className="two-fields">
-        <Field label="Starts" error={create.error} fields={['starts_at']}>
-          {(props) => <input {...props} name="starts_at" type="datetime-local" required />}
-        </Field>
-        <Field label="Ends" error={create.error} fields={['ends_at']}>
-          {(props) => <input {...props} name="ends_at" type="datetime-local" required />}
-        </Field>
-      </div>
+      <Field label="Repeats" error={create.error} fields={['recurrence.frequency']}>
+        {(props) => (
+          <select
+            {...props}
+            name="repeats"
+            value={repeats}
+            onChange={(event) => setRepeats(event.target.value as Repeats)}
+          >
+            <option value="once">Once</option>
+            <option value="daily">Every day</option>
+            <option value="weekly">Every week</option>
+          </select>
+        )}
+      </Field>
+      {repeats === 'once' ? (
+        <div className="two-fields">
+          <Field label="Starts" error={create.error} fields={['starts_at']}>
+            {(props) => <input {...props} name="starts_at" type="datetime-local" required />}
+          </Field>
+          <Field label="Ends" error={create.error} fields={['ends_at']}>
+            {(props) => <input {...props} name="ends_at" type="datetime-local" required />}
+          </Field>
+        </div>
+      ) : (
+        <RecurrenceFields repeats={repeats} error={create.error} />
+      )}
       <Field label="Comment (optional)" error={create.error} fields={['comment']}>
         {(props) => <textarea {...props} name="comment" rows={2} />}
       </Field>
@@ -115,8 +149,8 @@ export function SilencesPage() {
   const columns: Column<Silence>[] = [
     { header: 'Name', cell: (silence) => silence.name },
     { header: 'State', cell: (silence) => <Badge state={silence.state} /> },
-    { header: 'Starts', cell: (silence) => <At at={silence.starts_at} /> },
-    { header: 'Ends', cell: (silence) => <At at={silence.ends_at} /> },
+    { header: 'When', cell: (silence) => <When silence={silence} /> },
+    { header: 'Next', cell: (silence) => <NextOccurrence silence={silence} /> },
     {
       header: 'Covers',
       cell: (silence) =>
@@ -135,8 +169,8 @@ export function SilencesPage() {
         ) : undefined}
       </PageHeader>
       <p className="lede">
-        While a window is active, the notifications it covers are kept as suppressed, not sent. When it ends,
-        each alert whose condition still holds sends once.
+        While a window is open, the notifications it covers are kept as suppressed, not sent. When it ends,
+        each alert whose condition still holds sends once. A recurring window does so at each occurrence.
       </p>
       <Filters>
         <SelectFilter label="State" param="state" options={['upcoming', 'active', 'ended', 'cancelled']} />

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
 import { organizationChain } from '../notifications/org-chain.js';
 import { matchingSnapshot } from '../notifications/matching-snapshot.js';
+import { openOccurrence } from './occurrences.js';
 import type { SilenceRow } from './repo.js';
 
 /** What a window is matched against: where and what the change is. */
@@ -22,7 +23,10 @@ export function covers(silence: SilenceRow, change: Covered, chainIds: readonly 
   return silence.types === null || silence.types.split(',').includes(change.type);
 }
 
-/** The open window that covers the change (the one that stays open longest), if any. */
+/**
+ * The open window that covers the change (the one that stays open longest), if any: a one-off window
+ * between its start and end, a recurring one during one of its occurrences.
+ */
 export async function coveringSilence(
   ctx: AppContext,
   db: Executor,
@@ -30,8 +34,12 @@ export async function coveringSilence(
   now: number,
 ): Promise<SilenceRow | undefined> {
   const { silences } = await matchingSnapshot(ctx, db);
-  const open = silences.filter((silence) => silence.starts_at <= now && silence.ends_at > now);
+  const open = silences.flatMap((silence) => {
+    const occurrence = openOccurrence(silence, now);
+    return occurrence === undefined ? [] : [{ silence, until: occurrence.end }];
+  });
   if (open.length === 0) return undefined;
   const chainIds = (await organizationChain(ctx, db, change.org_id)).map((org) => org.id);
-  return open.filter((silence) => covers(silence, change, chainIds)).sort((a, b) => b.ends_at - a.ends_at)[0];
+  return open.filter(({ silence }) => covers(silence, change, chainIds)).sort((a, b) => b.until - a.until)[0]
+    ?.silence;
 }

@@ -44,9 +44,12 @@ export async function deleteSilence(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('silences').where('id', '=', id).execute();
 }
 
-/** What a window held back, with the events behind it, in the order they happened per resource. */
-export async function heldBy(db: Executor, silenceId: string) {
-  return db
+/**
+ * What a window held back, with the events behind it, in the order they happened per resource; made at or
+ * after `since` when given (a recurring window's occurrences told before then).
+ */
+export async function heldBy(db: Executor, silenceId: string, since?: number) {
+  const query = db
     .selectFrom('notifications')
     .innerJoin('fleet_events', 'fleet_events.id', 'notifications.event_id')
     .selectAll('notifications')
@@ -62,8 +65,8 @@ export async function heldBy(db: Executor, silenceId: string) {
     .where('notifications.silence_id', '=', silenceId)
     .where('notifications.status', '=', 'suppressed')
     .orderBy('fleet_events.sequence')
-    .orderBy('notifications.id')
-    .execute();
+    .orderBy('notifications.id');
+  return (since === undefined ? query : query.where('notifications.created_at', '>=', since)).execute();
 }
 
 export type HeldNotification = Awaited<ReturnType<typeof heldBy>>[number];

@@ -24,7 +24,10 @@ export async function silenceRoutes(app: App): Promise<void> {
           'suppressed with reason maintenance and the window’s id, and not sent. When it ends, each alert whose ' +
           'notifications it held back gets one notification if the resource is still as the last of them ' +
           'left it, and differs from before the first (a node down and still down is told; one that came ' +
-          'back is not). Operator and Admin.',
+          'back is not). A window is one-off (starts_at and ends_at) or recurring (recurrence, optional ' +
+          'until; not both): a recurring one holds back during each occurrence as a one-off window does, and ' +
+          'tells at the end of each what that occurrence held back. Its occurrences open at a local time in ' +
+          'a named time zone, so daylight-saving changes keep the local time. Operator and Admin.',
         body: schemas.CreateSilenceBody,
         response: responses(
           { 200: BulkAnswer(schemas.Silence), 201: schemas.Silence },
@@ -48,7 +51,10 @@ export async function silenceRoutes(app: App): Promise<void> {
         summary: 'Maintenance windows',
         ...listSchema({
           item: schemas.Silence,
-          order: `latest start first (starts_at, then id). ${SCOPE}`,
+          order:
+            `latest start first (starts_at, then id). ${SCOPE} Each window carries next_occurrence: the ` +
+            'occurrence open now or the next one, null when none is left; a recurring window is active ' +
+            'from its first occurrence’s start to its last one’s end',
           filters: schemas.silenceFilters,
           ownership: 'unowned',
         }),
@@ -84,7 +90,9 @@ export async function silenceRoutes(app: App): Promise<void> {
         summary: 'End a maintenance window early',
         description:
           'One under way ends now (state ended; what it held back and still holds is sent); one not started ' +
-          `yet is removed (state cancelled); one already over → 409. ${SCOPE}`,
+          'yet is removed (state cancelled); one already over → 409. A recurring window is under way from ' +
+          'its first occurrence on: ending it ends the occurrence open now, if any, and every one to come. ' +
+          SCOPE,
         params: IdParams,
         response: responses({ 200: schemas.Silence }, [401, 403, 404, 409]),
       },

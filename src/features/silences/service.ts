@@ -3,12 +3,14 @@ import { transaction } from '../../db/transaction.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { listedOrg } from '../orgs/service.js';
 import { forEachId } from '../../http/bulk.js';
-import { instant } from '../../http/instants.js';
 import { mapPage, type PageRequest } from '../../http/lists.js';
-import { isoUtc } from '../../lib/clock.js';
+import { isoUtc, isoUtcOrNull } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isInSubtree } from '../orgs/repo.js';
 import { SILENCE_END, type SilenceEnd } from './end-job.js';
+import { currentOrNextOccurrence, NEVER, recurrenceOf } from './occurrences.js';
+import type { Recurrence } from './recurrence.js';
+import { timesOf } from './times.js';
 import * as repo from './repo.js';
 
 export interface SilenceInput {
@@ -17,8 +19,10 @@ export interface SilenceInput {
   include_child?: boolean | 'true' | 'false';
   node_id?: string;
   types?: string[];
-  starts_at: string;
-  ends_at: string;
+  starts_at?: string;
+  ends_at?: string;
+  recurrence?: Recurrence;
+  until?: string;
   comment?: string;
 }
 
@@ -32,6 +36,7 @@ function present(
   now: number,
   state: repo.SilenceState | 'cancelled' = stateOf(row, now),
 ) {
+  const next = state === 'cancelled' ? undefined : currentOrNextOccurrence(row, now);
   return {
     id: row.id,
     name: row.name,
@@ -40,11 +45,14 @@ function present(
     node_id: row.node_id,
     types: row.types === null ? null : row.types.split(','),
     starts_at: isoUtc(row.starts_at),
-    ends_at: isoUtc(row.ends_at),
+    ends_at: row.ends_at === NEVER ? null : isoUtc(row.ends_at),
     comment: row.comment,
     state,
     created_by: { id: row.created_by },
     created_at: isoUtc(row.created_at),
+    recurrence: recurrenceOf(row) ?? null,
+    until: isoUtcOrNull(row.until),
+    next_occurrence: next === undefined ? null : { starts_at: isoUtc(next.start), ends_at: isoUtc(next.end) },
   };
 }
 
@@ -65,24 +73,12 @@ async function checkNode(ctx: ServiceContext, nodeId: string, window: Window): P
   }
 }
 
-function checkTimes(startsAt: number, endsAt: number, now: number): void {
-  const problems = [
-    ...(endsAt <= startsAt ? [{ field: 'ends_at', message: 'must be after starts_at' }] : []),
-    ...(endsAt <= now
-      ? [{ field: 'ends_at', message: 'must be in the future: a window past covers nothing' }]
-      : []),
-  ];
-  if (problems.length > 0) throw badRequest('The window’s times do not make a window to come.', problems);
-}
-
 /** What the windows of one request share: everything but the node and the id. */
 type Window = Omit<repo.SilenceRow, 'id' | 'node_id'>;
 
 async function windowOf(ctx: ServiceContext, input: SilenceInput): Promise<Window> {
-  const startsAt = instant('starts_at', input.starts_at, 'body') as number;
-  const endsAt = instant('ends_at', input.ends_at, 'body') as number;
   const now = ctx.clock.now();
-  checkTimes(startsAt, endsAt, now);
+  const times = timesOf(input, now);
   if (!(await isInSubtree(ctx.db, ctx.actor.orgId, input.org_id))) throw notFound('Organization');
   const includeChild =
     input.include_child === undefined || input.include_child === true || input.include_child === 'true';
@@ -91,8 +87,7 @@ async function windowOf(ctx: ServiceContext, input: SilenceInput): Promise<Windo
     org_id: input.org_id,
     include_child: includeChild ? 1 : 0,
     types: input.types === undefined ? null : input.types.join(','),
-    starts_at: startsAt,
-    ends_at: endsAt,
+    ...times,
     comment: input.comment ?? null,
     created_by: ctx.actor.userId,
     created_at: now,
@@ -102,13 +97,14 @@ async function windowOf(ctx: ServiceContext, input: SilenceInput): Promise<Windo
 /** The window, on one node when given, with the job that ends it. */
 async function openWindow(ctx: ServiceContext, window: Window, nodeId: string | undefined) {
   if (nodeId !== undefined) await checkNode(ctx, nodeId, window);
-  const row: repo.SilenceRow = { ...window, id: newId(ctx.clock.now()), node_id: nodeId ?? null };
+  const now = ctx.clock.now();
+  const row: repo.SilenceRow = { ...window, id: newId(now), node_id: nodeId ?? null };
+  // A recurring window's end job comes at its first occurrence's end, and moves itself to each next one.
+  const first = row.recurrence === null ? undefined : currentOrNextOccurrence(row, now);
+  const end: SilenceEnd = first === undefined ? { silenceId: row.id } : { silenceId: row.id, since: now };
   await transaction(ctx.db, async (trx) => {
     await repo.insertSilence(trx, row);
-    await ctx.jobs.enqueue(trx, SILENCE_END, { silenceId: row.id } satisfies SilenceEnd, {
-      key: row.id,
-      runAt: row.ends_at,
-    });
+    await ctx.jobs.enqueue(trx, SILENCE_END, end, { key: row.id, runAt: first?.end ?? row.ends_at });
   });
   return present(row, ctx.clock.now());
 }
