@@ -86,6 +86,9 @@ describe('a crash inside an incident', () => {
         alert_me: 'UNREACHABLE',
         group_by: 'organization',
         group_wait: GROUP_WAIT_S,
+        // Under load the restarted process may judge some nodes only after the update went: they are told in
+        // the next one, group_interval later, which the wait below must see.
+        group_interval: GROUP_WAIT_S,
       },
       channel_type: 'webhook',
       channel_id: hook.id,
