@@ -20,10 +20,7 @@ async function query<R extends pg.QueryResultRow>(url: string, text: string, val
 
 type PgCase = Case & { database?: string };
 
-/**
- * The cases that can run: all of them when PostgreSQL answers (the section then prints the server's settings
- * and `note`), else those on SQLite, the others each with a SKIP line.
- */
+/** All the cases when PostgreSQL answers (its settings and `note` printed), else a SKIP for each on it. */
 export async function runnable<C extends PgCase>(cases: C[], url: string, out: Result, note: string) {
   if (!cases.some((c) => c.database === 'postgres')) return cases;
   try {
@@ -84,10 +81,7 @@ export async function createBenchDatabase(adminUrl: string): Promise<BenchDataba
   };
 }
 
-/**
- * CPU time (ms) so far of each server process serving `database`, by pid: undefined when the server is not on
- * this machine (a pid here that is not postgres). A backend that closed since the query is skipped.
- */
+/** CPU ms so far of each backend serving `database`, by pid; undefined when the server is not on this machine. */
 export async function databaseCpuMs(url: string, database: string): Promise<Map<number, number> | undefined> {
   const sql = 'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()';
   const times = new Map<number, number>();

@@ -7,19 +7,14 @@ import { adminApi, type AdminApi } from './api.js';
 import { freePort, PROJECT_ROOT, startChild } from './processes.js';
 import type { BenchCertificates } from './tls.js';
 
-/**
- * The Node options `npm start` runs the service with, so the bench measures what is deployed. bin/edgewatch.js
- * must name the same ones in its shebang; a drift between the two stops the run.
- */
+/** The Node options `npm start` runs the service with (bin/edgewatch.js must agree): what is deployed. */
 export function startNodeOptions(): string[] {
   const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
   const start: string = JSON.parse(read('package.json')).scripts.start ?? '';
   const options = /^node((?:\s+--\S+)*)\s+dist\/main\.js serve$/.exec(start)?.[1]?.trim();
   if (options === undefined)
     throw new Error(`package.json "start" is not \`node [options] dist/main.js serve\``);
-  const fromBin = /^#!\/usr\/bin\/env(?: -S)? node(.*)$/
-    .exec(read('bin/edgewatch.js').split('\n')[0]!)?.[1]
-    ?.trim();
+  const fromBin = /^#!\/usr\/bin\/env(?: -S)? node(.*)$/m.exec(read('bin/edgewatch.js'))?.[1]?.trim();
   if (fromBin !== options)
     throw new Error(`bin/edgewatch.js runs node with "${fromBin}", npm start with "${options}"`);
   return options === '' ? [] : options.split(/\s+/);
@@ -37,10 +32,7 @@ export const localWebhooksEnv = (certificates: BenchCertificates) => ({
   WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
 });
 
-/**
- * A build of the service: this checkout, or another (--compare), each with its own dist/ and node_modules;
- * `env` adds settings to every process of it (this checkout with tracing on).
- */
+/** This checkout or another (--compare), with its own dist/; `env` adds settings (e.g. tracing on). */
 export type Build = { label: string; root: string; env?: Record<string, string> };
 
 export const THIS_BUILD: Build = { label: 'this build', root: PROJECT_ROOT };
@@ -58,13 +50,8 @@ export function otherBuild(dir: string): Build {
   }
 }
 
-export interface Service {
-  pid: number;
-  /** The API's address, and the API as the admin (BOOTSTRAP_API_KEY); undefined for a worker. */
-  baseUrl?: string;
-  api?: AdminApi;
-  stop: () => Promise<void>;
-}
+/** `baseUrl` and `api` (as the admin of BOOTSTRAP_API_KEY): undefined for a worker. */
+export type Service = { pid: number; baseUrl?: string; api?: AdminApi; stop: () => Promise<void> };
 
 /** `env`: DATABASE_URL, SECRET_KEY, BOOTSTRAP_API_KEY and any other setting. A worker is ready once it says so. */
 export async function startService(options: {

@@ -1,11 +1,9 @@
 // The throughput's two anchors, timed as the service is: the floor, the same signed body POSTed by a bare
 // undici loop (floor-process.ts); and Alertmanager, when installed, a fresh process per round.
-import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { Pool } from 'undici';
-import { freePort, PROJECT_ROOT, startChild, type Child } from '../lib/processes.js';
+import { startAlertmanager } from '../lib/alertmanager.js';
+import { PROJECT_ROOT, startChild } from '../lib/processes.js';
 import type { Receiver } from '../lib/receiver.js';
 import { progress } from '../lib/report.js';
 import { childEnv } from '../lib/service.js';
@@ -15,18 +13,13 @@ import { nodeName, TUNNEL } from './seed.js';
 export const FLOOR = 'notify floor: undici POST loop';
 export const ALERTMANAGER = 'notify anchor: Alertmanager';
 
-interface Anchor {
-  name: string;
-  count: number;
-  round: number;
-  logDir: string;
-  caFile: string;
-}
+type Anchor = { name: string; count: number; round: number; logDir: string; caFile: string };
+type Process = { pid: number; stop: () => Promise<void> };
 
-async function timed(a: Anchor, receiver: Receiver, child: Child, send: Send) {
+/** `label`: whose CPU counts (the floor reports its own). */
+async function timed(a: Anchor, receiver: Receiver, child: Process, label: string, send: Send) {
   progress(`round ${a.round}: ${a.name}`);
-  const meters = [processMeter('Alertmanager', [child])];
-  return timeBurst(a.name, receiver, a.count, meters, send).finally(child.stop);
+  return timeBurst(a.name, receiver, a.count, [processMeter(label, [child])], send).finally(child.stop);
 }
 
 /** `concurrency` in flight over as many kept-alive connections: the service's per-webhook limit. */
@@ -52,7 +45,7 @@ export async function measureFloor(a: Anchor, receiver: Receiver, s: FloorSettin
     logFile: path.join(a.logDir, `floor-${round}.log`),
     ready: 'message',
   });
-  return timed(a, receiver, floor, async () => {
+  return timed(a, receiver, floor, 'floor', async () => {
     floor.send({ type: 'go' });
     const done = await floor.message<{ failed: number; cpuMs: number }>('done');
     // The floor's own CPU, measured in its process from its first request to its last answer.
@@ -60,49 +53,25 @@ export async function measureFloor(a: Anchor, receiver: Receiver, s: FloorSettin
   });
 }
 
-export function findAlertmanager(): { path: string; version: string } | undefined {
-  const names = ['prometheus-alertmanager', 'alertmanager'];
-  const found = (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .flatMap((dir) => names.map((name) => path.join(dir, name)))
-    .find((candidate) => fs.existsSync(candidate));
-  if (found === undefined) return undefined;
-  const version = execFileSync(found, ['--version'], { encoding: 'utf8', stdio: 'pipe' }).split('\n')[0];
-  return { path: found, version: version?.trim() ?? 'unknown version' };
-}
+type Batch = { alertmanagerBatch: number };
 
 /**
- * Every alert its own group (`group_by: ['...']`), sent at once (`group_wait: 0s`); the intervals only matter
- * for alerts that join a group already notified, or repeat, which none does within a round. No resolved
- * notifications: the process is stopped with its alerts still firing. (JSON is YAML.)
+ * The same changes as alerts, one per node, `alertmanagerBatch` to a POST, one request at a time. Every alert its own
+ * group (`group_by: ['...']`), sent at once (`group_wait: 0s`); the intervals only matter for alerts that join
+ * a group already notified, or repeat, which none does within a round. No resolved notifications: the
+ * process is stopped with its alerts still firing.
  */
-const config = (url: string, caFile: string) => {
-  const timing = { group_wait: '0s', group_interval: '1s', repeat_interval: '1m' };
-  const route = { receiver: 'bench', group_by: ['...'], ...timing };
-  const hook = { url, send_resolved: false, http_config: { tls_config: { ca_file: caFile } } };
-  return JSON.stringify({ route, receivers: [{ name: 'bench', webhook_configs: [hook] }] });
-};
-
-/** The same changes as alerts, one per node, `batch` to a POST /api/v2/alerts, one request at a time. */
-export async function measureAlertmanager(a: Anchor, binary: string, receiver: Receiver, batch: number) {
+export async function measureAlertmanager(a: Anchor & { binary: string }, receiver: Receiver, s: Batch) {
+  const batch = s.alertmanagerBatch;
+  const route = { group_by: ['...'], group_wait: '0s', group_interval: '1s', repeat_interval: '1m' };
   const dir = path.join(a.logDir, `alertmanager-${a.round}`);
-  fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'alertmanager.yml'), config(receiver.url('/alertmanager'), a.caFile));
-  const port = await freePort();
-  const alertmanager = await startChild({
-    command: binary,
-    // No peers: an empty cluster address turns the cluster (and its settling wait) off.
-    args: [
-      `--config.file=${path.join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--cluster.listen-address=',
-    ],
-    env: process.env,
-    cwd: dir,
-    logFile: path.join(dir, 'alertmanager.log'),
-    ready: { url: `http://127.0.0.1:${port}/-/ready` },
-    stopGraceMs: 5_000,
+  const url = receiver.url('/alertmanager');
+  const alertmanager = await startAlertmanager(a.binary, {
+    dir,
+    route,
+    url,
+    caFile: a.caFile,
+    sendResolved: false,
   });
   const alerts = Array.from({ length: a.count }, (_, i) => ({
     labels: {
@@ -116,16 +85,8 @@ export async function measureAlertmanager(a: Anchor, binary: string, receiver: R
   const bodies = Array.from({ length: Math.ceil(a.count / batch) }, (_, n) =>
     JSON.stringify(alerts.slice(n * batch, (n + 1) * batch)),
   );
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
-  return timed(a, receiver, alertmanager, async () => {
-    for (const body of bodies) {
-      const headers = { 'content-type': 'application/json' };
-      const response = await pool.request({ method: 'POST', path: '/api/v2/alerts', headers, body });
-      const text = await response.body.text();
-      if (response.statusCode !== 200)
-        throw new Error(`Alertmanager answered ${response.statusCode}: ${text}`);
-    }
-    await pool.close();
+  return timed(a, receiver, alertmanager, 'Alertmanager', async () => {
+    for (const body of bodies) await alertmanager.post(body);
     return {};
   });
 }

@@ -13,7 +13,7 @@ import { nodeName, nodeToken, reportBody } from './seed.js';
 export const REPORTS_IN_FLIGHT = 16;
 
 /** Starts reading a sending process's CPU; what it gives back ends the reading with the ms spent. */
-export type Meter = () => Promise<() => Promise<{ label: string; ms: number | undefined }>>;
+export type Meter = () => Promise<() => Promise<Sender>>;
 export const processMeter = (label: string, processes: { pid: number }[]): Meter => {
   const read = () => cpuTimeMs(...processes.map((p) => p.pid)) ?? NaN;
   return async () => {
@@ -36,22 +36,11 @@ export interface Deployment {
   postgres: { url: string; name: string } | undefined;
 }
 
-export interface ThroughputRun {
-  name: string;
-  notifications: number;
-  /** First change (or request) sent to the last notification received, and to the last report answered. */
-  elapsedMs: number;
+/** `senders`: CPU ms of the sending side's processes; `writes`: PostgreSQL's, per notification. */
+export type ThroughputRun = Awaited<ReturnType<typeof timeBurst>> & {
   reportsMs?: number;
-  perSecond: number;
-  /** CPU ms of the sending side's processes over the round, by label; the runner's own (receiver, reports). */
-  senders: { label: string; ms: number | undefined }[];
-  runnerCpuMs: number;
-  duplicates: number;
-  badSignatures: number;
-  failed: number;
-  /** PostgreSQL: commits, rows written and WAL bytes per notification, from the round's start to its end. */
   writes?: pg.WriteCounters;
-}
+};
 
 /** CPU µs per notification of the sending processes together, and of each, e.g. `service 310 + PostgreSQL 95`. */
 export const cpuPerNotification = (run: ThroughputRun) =>
@@ -73,10 +62,12 @@ export function runWarnings(run: ThroughputRun, expected: number): string[] {
 }
 
 /** Until the service has recorded every notification's delivery, so the next measurement starts idle. */
-const settled = (api: AdminApi) => {
-  const pending = () => api.count('/api/v2/notification?status=pending');
-  return until(async () => (await pending()) === 0, 'recorded deliveries', 20);
-};
+const settled = (api: AdminApi) =>
+  until(
+    async () => (await api.count('/api/v2/notification?status=pending')) === 0,
+    'recorded deliveries',
+    20,
+  );
 
 /** One change per node, sent at `ratePerSecond`; the first `warmup` are not timed. */
 type LatencyPlan = { nodes: number[]; warmup: number; ratePerSecond: number };
@@ -105,7 +96,8 @@ export async function measureLatency(name: string, d: Deployment, receiver: Rece
   return { name, latencies, p50: percentile(latencies, 50), p99: percentile(latencies, 99), warning };
 }
 
-export type Send = () => Promise<Partial<ThroughputRun>>;
+export type Send = () => Promise<{ failed?: number; reportsMs?: number; senders?: Sender[] }>;
+type Sender = { label: string; ms: number | undefined };
 
 /** Times `send` (which starts the burst) to the `count`-th distinct notification at the receiver. */
 export async function timeBurst(name: string, to: Receiver, count: number, meters: Meter[], send: Send) {

@@ -1,25 +1,27 @@
 // The notification section: from an agent's report that changes a tunnel's state to the signed notification
 // at a local HTTPS receiver, its latency and its throughput on SQLite and PostgreSQL, beside the undici floor,
-// Alertmanager and (--compare) another build; then the throughput with 1, 2 and 4 worker processes.
+// Alertmanager, this build with tracing on and (--compare) another build; then 1, 2 and 4 worker processes.
+// The method is in docs/benchmarks.md, "Notifications".
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { findAlertmanager } from '../lib/alertmanager.js';
 import { compareDir, type Common } from '../lib/options.js';
-import * as pg from '../lib/postgres.js';
 import { startOtlpSink } from '../lib/otlp-sink.js';
+import * as pg from '../lib/postgres.js';
 import { startReceiver } from '../lib/receiver.js';
 import * as r from '../lib/report.js';
 import { otherBuild, stopAll, THIS_BUILD, type Build, type Service } from '../lib/service.js';
-import { ALERTMANAGER, findAlertmanager, FLOOR, measureAlertmanager, measureFloor } from './anchors.js';
+import { ALERTMANAGER, FLOOR, measureAlertmanager, measureFloor } from './anchors.js';
 import * as m from './measure.js';
 import { notifySettings, startNotifyService, targetsOf, type NotifyCase } from './service.js';
 import { measureWorkers } from './workers.js';
 
 const LATENCY_WARMUP_SECONDS = 2;
-const WRITES = { commits: 'commits', rows: 'rows written', walBytes: 'WAL bytes' } as const;
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 const ratio = (a: number, b?: number) => r.fixed(b === undefined ? undefined : a / b, 2);
+type Latency = Awaited<ReturnType<typeof m.measureLatency>>;
 
 export async function runNotifySection(cases: NotifyCase[], common: Common): Promise<r.SectionResult> {
   const settings = notifySettings(common);
@@ -32,21 +34,18 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   const runnable = await pg.runnable(cases, settings.postgresUrl, out, note);
   const of = (measure: NotifyCase['measure']) => runnable.filter((c) => c.measure === measure);
   const alertmanager = of('alertmanager').length > 0 ? findAlertmanager() : undefined;
-  const described = `${alertmanager?.version}: a process per round, no grouping, ${settings.alertmanagerBatch} alerts a POST`;
   if (of('alertmanager').length > 0)
-    out.output.push(alertmanager ? described : 'Alertmanager is not installed: its anchor is skipped');
+    out.output.push(alertmanager?.version ?? 'Alertmanager is not installed: its anchor is skipped');
   // This build again with tracing on, exporting every span to a local collector: what tracing costs.
   const otlp = await startOtlpSink();
   const traced = { ...THIS_BUILD, label: 'tracing on', env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } };
   const compare = compareDir === undefined ? undefined : otherBuild(compareDir);
+  if (compare !== undefined) out.output.push(`Compared with ${compare.label} (${compare.root})`);
   const others = [traced, ...(compare ? [compare] : [])];
   const builds = [THIS_BUILD, ...others];
-  // This build's measurements keep their names (and goals); the other build's carry its label.
+  // This build's measurements keep their names (and goals); another build's carry its label.
   const named = (c: NotifyCase, build: Build) =>
     build === THIS_BUILD ? c.name : `${c.name} (${build.label})`;
-  const compared =
-    'its own `dist/main.js serve`, database and seed; each measurement right after this build’s';
-  if (compare !== undefined) out.output.push(`Compared with ${compare.label} (${compare.root}): ${compared}`);
 
   // Nodes 0 … changes-1 change once a throughput round; the ones after them once in the latency runs.
   const latencyWarmup = ratePerSecond * LATENCY_WARMUP_SECONDS;
@@ -55,7 +54,7 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   const receiver = await startReceiver(settings.certificates, secret);
   const nodes = changes + latencyNodes.length;
   const context = { settings, receiver, secret, logDir, nodes, changing: range(0, changes) };
-  const latencies = new Map<string, Awaited<ReturnType<typeof m.measureLatency>>>();
+  const latencies = new Map<string, Latency>();
   const rounds = new r.Rounds<m.ThroughputRun>((run) => run.perSecond);
   let workers: r.SectionResult | undefined;
   try {
@@ -69,8 +68,9 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
           const db = kind === 'postgres' ? await pg.createBenchDatabase(settings.postgresUrl) : undefined;
           databases.push(...(db ? [db] : []));
           const url = db?.url ?? `sqlite:${path.join(logDir, `edgewatch-${n}.db`)}`;
-          const logFile = path.join(logDir, `${kind}-${n}.log`);
-          const service = await startNotifyService(context, url, logFile, { build });
+          const service = await startNotifyService(context, url, path.join(logDir, `${kind}-${n}.log`), {
+            build,
+          });
           services.push(service);
           const meters = [m.processMeter('service', [service]), ...(db ? [m.postgresMeter(db)] : [])];
           deployments.set(`${kind} ${build.label}`, { api: service, meters, postgres: db });
@@ -104,12 +104,8 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
           }
         if (of('floor').length > 0)
           rounds.add(FLOOR, await measureFloor(anchor(FLOOR, round), receiver, { secret, ...settings }));
-        const batch = settings.alertmanagerBatch;
-        if (alertmanager)
-          rounds.add(
-            ALERTMANAGER,
-            await measureAlertmanager(anchor(ALERTMANAGER, round), alertmanager.path, receiver, batch),
-          );
+        const am = alertmanager && { ...anchor(ALERTMANAGER, round), binary: alertmanager.path };
+        if (am) rounds.add(ALERTMANAGER, await measureAlertmanager(am, receiver, settings));
       }
     } finally {
       await stopAll(services);
@@ -130,20 +126,15 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   const throughput = [...rounds.all.keys()].map((name) => {
     const run = rounds.median(name)!;
     const ours = of('throughput').some((c) => c.name === name);
-    const versus = (what: string, anchor: m.ThroughputRun | undefined, least: number) =>
-      anchor
-        ? [r.goal(name, `÷ ${what} (same run)`, run.perSecond / anchor.perSecond, least, '×', false)]
-        : [];
     const goals = targetsOf(name);
-    const cpuGoal = goals.cpuPerNotificationUs;
-    if (ours)
-      out.checks.push(
-        r.goal(name, 'notifications', run.perSecond, goals.perSecond, '/s', false),
-        ...versus("Alertmanager's rate", am, goals.alertmanagerRatio),
-        ...(cpuGoal === undefined
-          ? []
-          : [r.goal(name, 'service CPU per notification', m.cpuPerNotification(run), cpuGoal, 'µs')]),
-      );
+    const [x, cpu] = [run.perSecond, goals.cpuPerNotificationUs];
+    if (ours) out.checks.push(r.goal(name, 'notifications', x, goals.perSecond, '/s', false));
+    const versusAm = "÷ Alertmanager's rate (same run)";
+    if (ours && am)
+      out.checks.push(r.goal(name, versusAm, x / am.perSecond, goals.alertmanagerRatio, '×', false));
+    if (ours && cpu)
+      out.checks.push(r.goal(name, 'service CPU per notification', m.cpuPerNotification(run), cpu, 'µs'));
+    const w = run.writes;
     return [
       name,
       r.whole(run.perSecond),
@@ -154,38 +145,33 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
       r.whole(run.elapsedMs),
       m.sendersCpu(run),
       r.whole((run.runnerCpuMs * 1000) / run.notifications),
-      run.writes === undefined
-        ? ''
-        : `${run.writes.commits.toFixed(2)} / ${run.writes.rows.toFixed(2)} / ${r.whole(run.writes.walBytes)}`,
+      w ? `${w.commits.toFixed(2)} / ${w.rows.toFixed(2)} / ${r.whole(w.walBytes)}` : '',
     ];
   });
-  // Each figure of this build beside the other build's, and their ratio.
+  // Every figure of a measurement, to set this build's beside another build's.
+  const figures = (name: string): Record<string, number | undefined> => {
+    const [latency, run] = [latencies.get(name), rounds.median(name)];
+    return {
+      'p50 (ms)': latency?.p50,
+      'p99 (ms)': latency?.p99,
+      'notifications/s': run?.perSecond,
+      'sending CPU per notification (µs)': run && m.cpuPerNotification(run),
+      'PostgreSQL commits per notification': run?.writes?.commits,
+      'PostgreSQL rows written per notification': run?.writes?.rows,
+      'PostgreSQL WAL bytes per notification': run?.writes?.walBytes,
+    };
+  };
   const comparison = (other: Build) =>
     runnable.flatMap((c) => {
-      const [ours, theirs] = [c.name, named(c, other)];
-      const [lo, lt] = [ours, theirs].map((name) => latencies.get(name));
-      const [to, tt] = [ours, theirs].map((name) => rounds.median(name));
-      const cpu = (run?: m.ThroughputRun) => run && m.cpuPerNotification(run);
-      return [
-        ...r.compared(`${c.name}: p50 (ms)`, lo?.p50, lt?.p50),
-        ...r.compared(`${c.name}: p99 (ms)`, lo?.p99, lt?.p99),
-        ...r.compared(`${c.name}: notifications/s`, to?.perSecond, tt?.perSecond),
-        ...r.compared(`${c.name}: sending CPU per notification (µs)`, cpu(to), cpu(tt)),
-        ...(['commits', 'rows', 'walBytes'] as const).flatMap((key) =>
-          r.compared(
-            `${c.name}: PostgreSQL ${WRITES[key]} per notification`,
-            to?.writes?.[key],
-            tt?.writes?.[key],
-          ),
-        ),
-      ];
+      const [ours, theirs] = [figures(c.name), figures(named(c, other))];
+      return Object.keys(ours).flatMap((figure) =>
+        r.compared(`${c.name}: ${figure}`, ours[figure], theirs[figure]),
+      );
     });
 
   out.output.unshift(
-    `Notifications: one \`serve\` process per database, DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency}; ` +
-      `${r.whole(nodes)} nodes seeded ALIVE with one CONNECTED tunnel; one webhook to an HTTPS receiver in the ` +
-      'runner, verified, and one alert (TUNNEL_STATE_CHANGE): a change is one report, one event, one notification; ' +
-      `load average (1 min) at the start ${loadBefore.toFixed(2)}`,
+    `Notifications: DELIVERY_CONCURRENCY_PER_WEBHOOK=${settings.concurrency}, ${r.whole(nodes)} nodes seeded, ` +
+      `one webhook, one TUNNEL_STATE_CHANGE alert; load average (1 min) at the start ${loadBefore.toFixed(2)}`,
   );
   const latencyRows = [...latencies.values()].map(({ name, latencies: ms, p50, p99 }) => {
     const goals = targetsOf(name);
@@ -194,18 +180,13 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   });
   r.addTable(
     out,
-    `Latency: ${ratePerSecond} changes/s (open loop), ${LATENCY_WARMUP_SECONDS} s untimed then ${latencySeconds} s ` +
-      "timed; from the report's send to the signed notification received whole",
+    `Latency: ${ratePerSecond} changes/s, ${LATENCY_WARMUP_SECONDS} s untimed then ${latencySeconds} s timed`,
     'measurement | changes | min (ms) | p50 (ms) | p99 (ms) | max (ms) | p50 ÷ goal | p99 ÷ goal',
     latencyRows,
   );
   r.addTable(
     out,
-    `Throughput: ${r.whole(changes)} changes, one report per node, ${m.REPORTS_IN_FLIGHT} in flight, from the first ` +
-      `report (or request) to the last distinct notification received; median of ${roundCount} round(s). Floor: ` +
-      `a process POSTing a body the service sent, signed, ${settings.concurrency} in flight. Runner CPU: the ` +
-      'receiver and the reports. PostgreSQL writes: commits, rows inserted, updated and deleted ' +
-      "(`pg_stat_database`), and the server's WAL bytes (`pg_current_wal_lsn()`), read a second after the round",
+    `Throughput: ${r.whole(changes)} changes, ${m.REPORTS_IN_FLIGHT} reports in flight; median of ${roundCount} round(s)`,
     'measurement | notifications/s | ÷ goal | ÷ floor | ÷ Alertmanager | reports answered (ms) | last ' +
       'notification (ms) | sending CPU per notification (µs) | runner CPU per notification (µs) | PostgreSQL ' +
       'commits / rows / WAL bytes per notification',
@@ -214,8 +195,7 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
   );
   const spans = otlp.received();
   out.output.push(
-    `Tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set to a local collector, every span sampled; it took ` +
-      `${r.whole(spans.exports)} exports, ${r.whole(spans.bytes)} bytes`,
+    `Tracing on: ${r.whole(spans.exports)} exports, ${r.whole(spans.bytes)} bytes to the collector`,
   );
   for (const other of others) r.addComparison(out, other.label, comparison(other));
   return workers === undefined ? out : r.merge(out, workers);

@@ -52,8 +52,7 @@ export async function measureWorkers(cases: NotifyCase[], context: NotifyContext
       setFrozen(x.services, true);
       deployed.push(x);
     }
-    const commits = async () =>
-      Promise.all(deployed.map(async (x) => (await pg.writeCounters(x.db.url, x.db.name)).commits));
+    const commits = () => Promise.all(deployed.map((x) => pg.writeCounters(x.db.url, x.db.name)));
     const before = await commits();
     for (let n = 1; n <= settings.rounds; n += 1)
       for (let k = 0; k < deployed.length; k += 1) {
@@ -63,7 +62,7 @@ export async function measureWorkers(cases: NotifyCase[], context: NotifyContext
         setFrozen(x.services, true);
       }
     const after = await commits();
-    return summary(deployed, (i) => after[i]! - before[i]!, context);
+    return summary(deployed, (i) => after[i]!.commits - before[i]!.commits, context);
   } finally {
     for (const step of teardown.reverse()) await step();
   }
@@ -98,13 +97,10 @@ function summary(deployed: Deployed[], commits: (i: number) => number, context: 
     r.whole(m.cpuPerNotification(median)),
     transactions.toFixed(1),
   ]);
-  const counts = rows.map((row) => row.x.c.workers).join(', ');
   r.addTable(
     out,
-    `Worker processes: the throughput round on PostgreSQL, the API alone in one \`serve --role api\` process, the ` +
-      `deliveries in ${counts} \`serve --role worker\` processes; a fresh database per count; a warm-up round, then ` +
-      `median of ${context.settings.rounds} round(s), the counts taking turns, the others frozen (SIGSTOP); ` +
-      'PostgreSQL transactions from pg_stat_database over the counted rounds',
+    `Worker processes: \`serve --role api\` beside 1, 2 or 4 \`serve --role worker\`; a warm-up round, then ` +
+      `median of ${context.settings.rounds} round(s), the counts taking turns, the others frozen (SIGSTOP)`,
     'measurement | notifications/s | ÷ 1 worker | each round (/s) | duplicates (all rounds) | reports answered (ms) | ' +
       'CPU per notification (µs) | total CPU per notification (µs) | ' +
       'PostgreSQL transactions per notification',

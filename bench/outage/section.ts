@@ -6,12 +6,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { findAlertmanager, startAlertmanager } from '../lib/alertmanager.js';
 import type { Common } from '../lib/options.js';
 import * as r from '../lib/report.js';
 import * as service from '../lib/service.js';
-import { findAlertmanager } from '../notify/anchors.js';
 import { seedDatabase } from '../notify/seed.js';
-import { measureAlertmanager } from './alertmanager.js';
 import { agents, awaitSweepWindow, orgName, registerFleet, unreachableEvents } from './fleet.js';
 import { CHANNELS, PAGERDUTY_PATH, SLACK_PATH, startStandIns, type Arrival, type StandIns } from './sinks.js';
 
@@ -51,11 +50,8 @@ const told = (list: Arrival[], resolved = false) =>
 
 /** How long each pass of the sweep since `from` took (ms), from the service's log. */
 function passTimes(logFile: string, from: number): number[] {
-  const lines = fs
-    .readFileSync(logFile, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('{'));
-  const entries = lines.map((line) => JSON.parse(line) as { msg?: string; time?: number; ms?: number });
+  const lines = fs.readFileSync(logFile, 'utf8').split('\n');
+  const entries = lines.flatMap((line) => (line.startsWith('{') ? [JSON.parse(line)] : []));
   const passes = entries.filter((e) => e.msg === 'silent nodes are UNREACHABLE' && (e.time ?? 0) >= from);
   return passes.map((e) => e.ms ?? NaN);
 }
@@ -77,14 +73,11 @@ async function measureService(common: Common, dir: string, sinks: StandIns, secr
     r.progress(`outage: registering ${ORGS} organizations × ${PER_ORG} nodes through the API`);
     fleet = agents(baseUrl, await registerFleet(api, ORGS, PER_ORG));
     const channel = async (body: object) => (await api.call('POST', '/api/v1/channel', body)).id as string;
+    const pagerDuty = { name: 'Outage PD', type: 'pagerduty', routing_key: 'R0UT1NGKEY0OUTAGE0BENCH' };
     const targets = {
       webhook: await service.verifiedWebhook(api, 'Outage receiver', sinks.url('/hook'), secret),
       slack: await channel({ name: 'Outage Slack', type: 'slack', url: sinks.url(SLACK_PATH) }),
-      pagerduty: await channel({
-        name: 'Outage PD',
-        type: 'pagerduty',
-        routing_key: 'R0UT1NGKEY0OUTAGE0BENCH',
-      }),
+      pagerduty: await channel(pagerDuty),
       email: undefined,
     };
     await fleet.burst();
@@ -93,9 +86,16 @@ async function measureService(common: Common, dir: string, sinks: StandIns, secr
     const settings = { org_id, include_child: true, alert_me: 'UNREACHABLE', group_by: 'organization' };
     const subscribe = async () => {
       for (const [channel_type, channel_id] of Object.entries(targets)) {
-        const alert = { name: `Outage to ${channel_type}`, type: 'NODE_STATE_CHANGE', channel_type };
-        const body = { ...alert, settings: { ...settings, group_wait: GROUP_WAIT_S }, channel_id };
-        await api.call('POST', '/api/v1/mysubscriptions', body);
+        const alert = {
+          name: `Outage to ${channel_type}`,
+          type: 'NODE_STATE_CHANGE',
+          channel_type,
+          channel_id,
+        };
+        await api.call('POST', '/api/v1/mysubscriptions', {
+          ...alert,
+          settings: { ...settings, group_wait: GROUP_WAIT_S },
+        });
       }
     };
     r.progress('outage: the sweep finds a probe node; then every node reports once more, and all stop');
@@ -115,14 +115,35 @@ async function measureService(common: Common, dir: string, sinks: StandIns, secr
     await r.until(async () => (await unreachable()) === 0, 'every node ALIVE again', 250);
     const [newest] = (await api.call('GET', '/api/v2/event?type=NODE_STATE_CHANGE&size=1')).results;
     const recoveredAt = Date.parse(newest.detected_at);
+    const allResolved = () => CHANNELS.every((c) => told(sinks.arrivals[c], true));
     const stop = fleet.keepReporting(10_000);
-    await settle(sinks, recoveredAt, () => CHANNELS.every((c) => told(sinks.arrivals[c], true))).finally(
-      stop,
-    );
+    await settle(sinks, recoveredAt, allResolved).finally(stop);
     return { sweep, outage, recoveredAt, returned: sinks.take() };
   } finally {
     await fleet?.close();
     await started.stop();
+  }
+}
+
+/**
+ * The anchor: the same alerts in one POST, grouped by organization with the same wait. Its resolves would go
+ * out group_interval (5 m) after a group's last message: not waited for.
+ */
+async function measureAlertmanager(binary: string, dir: string, common: Common, sinks: StandIns) {
+  const timing = { group_wait: `${GROUP_WAIT_S}s`, group_interval: '5m', repeat_interval: '4h' };
+  const route = { group_by: ['org'], ...timing };
+  const [url, caFile] = [sinks.alertmanagerUrl, common.certificates.caFile];
+  const alertmanager = await startAlertmanager(binary, { dir, route, url, caFile, sendResolved: true });
+  const alerts = Array.from({ length: NODES }, (_, k) => ({
+    labels: { alertname: 'NodeUnreachable', org: orgName(k % ORGS), node: `outage-${k}` },
+  }));
+  try {
+    const sentAt = Date.now();
+    await alertmanager.post(JSON.stringify(alerts));
+    await settle(sinks, sentAt, () => told(sinks.arrivals.Alertmanager));
+    return figures(sinks.take().Alertmanager, sentAt);
+  } finally {
+    await alertmanager.stop();
   }
 }
 
@@ -140,15 +161,7 @@ export async function runOutageSection(cases: r.Case[], common: Common): Promise
     // After the service has stopped, so that the two share the machine with nothing else.
     if (alertmanager) {
       r.progress(`Alertmanager: the same ${r.whole(NODES)} alerts in one POST`);
-      const alerts = Array.from({ length: NODES }, (_, k) => ({
-        labels: { alertname: 'NodeUnreachable', org: orgName(k % ORGS), node: `outage-${k}` },
-      }));
-      const o = { dir: path.join(dir, 'alertmanager'), caFile: common.certificates.caFile, alerts };
-      const settings = { ...o, url: sinks.alertmanagerUrl, groupWaitS: GROUP_WAIT_S };
-      const sentAt = await measureAlertmanager(alertmanager.path, settings, (from) =>
-        settle(sinks, from, () => told(sinks.arrivals.Alertmanager)),
-      );
-      am = figures(sinks.take().Alertmanager, sentAt);
+      am = await measureAlertmanager(alertmanager.path, path.join(dir, 'alertmanager'), common, sinks);
     }
   } finally {
     await sinks.close();
@@ -178,28 +191,24 @@ export async function runOutageSection(cases: r.Case[], common: Common): Promise
     const others = returned[c].length - resolves.length;
     returnRows.push([c, back.perOrg, r.whole(others), seconds(back.first), seconds(back.last)]);
     const subject = `outage ${c}`;
+    const check = (goal: string, actual: string, met: boolean) => ({ subject, goal, actual, met });
     out.checks.push(
-      {
-        ...{ subject, goal: 'at most 2 messages per organization during the outage, each organization told' },
-        ...{ actual: `${d.perOrg} per organization, ${d.count} in all`, met: d.max <= 2 && d.ok },
-      },
+      check(
+        'at most 2 messages per organization during the outage, each organization told',
+        `${d.perOrg} per organization, ${d.count} in all`,
+        d.max <= 2 && d.ok,
+      ),
       r.goal(subject, 'first message after the sweep found the nodes', d.first / 1000, 1, 's'),
       r.goal(subject, 'last message of the outage after it', d.last / 1000, LAST_S, 's'),
-      {
-        ...{ subject, goal: '1 resolve per organization after the return, nothing else' },
-        ...{ actual: `${back.perOrg} per organization, ${others} other messages` },
-        met: back.max === 1 && back.ok && others === 0,
-      },
+      check(
+        '1 resolve per organization after the return, nothing else',
+        `${back.perOrg} per organization, ${others} other messages`,
+        back.max === 1 && back.ok && others === 0,
+      ),
     );
   }
   if (am !== undefined)
-    outageRows.push([
-      ...['Alertmanager', r.whole(am.count), am.perOrg, seconds(am.first)],
-      seconds(am.last),
-      '',
-      '',
-      '',
-    ]);
+    outageRows.push(['Alertmanager', r.whole(am.count), am.perOrg, seconds(am.first), seconds(am.last)]);
   const intro = 'The outage: times (s) from the pass’s detected_at (Alertmanager: from its POST)';
   const head = 'messages | per organization | first message | last message | ÷ AM: messages | first | last';
   r.addTable(out, intro, `channel | ${head}`, outageRows);

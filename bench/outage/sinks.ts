@@ -66,11 +66,9 @@ export async function startStandIns(tls: BenchCertificates, secret: string) {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         // The subject is the headline, in ASCII: unfolded, it needs no decoding.
-        const head = Buffer.concat(chunks)
-          .toString('utf8')
-          .split('\r\n\r\n')[0]!
-          .replace(/\r\n[ \t]+/g, ' ');
-        note('e-mail', Date.now(), ...headline(/^subject: *(.*)$/im.exec(head)?.[1] ?? ''));
+        const head = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n')[0]!;
+        const subject = /^subject: *(.*)$/im.exec(head.replace(/\r\n[ \t]+/g, ' '))?.[1];
+        note('e-mail', Date.now(), ...headline(subject ?? ''));
         callback();
       });
     },
