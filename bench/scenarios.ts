@@ -1,6 +1,5 @@
-// The HTTP section: closed-loop load (autocannon) against the service (`serve` on SQLite, as `npm start` runs
-// it) and against bare Fastify (the baseline, anchor of every ratio), each its own process; the service's idle
-// memory first, then every scenario, rounds taking turns, each row its median round.
+// The HTTP section: closed-loop load (autocannon) on the service (`serve` on SQLite, as `npm start` runs it)
+// and on bare Fastify (the baseline, anchor of every ratio), each a process of its own.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,11 +20,14 @@ export interface Scenario extends r.Case {
 const BASELINE = 'baseline: bare Fastify, constant JSON';
 const IDLE_RSS_LIMIT_MB = 120;
 
-/** Creates `count` of something through the API, then checks the list holds exactly that many. */
-type Create = (n: number) => [string, unknown];
+function service(name: string, goals: Scenario['goals'], prepare: Scenario['prepare']): Scenario {
+  return { name, target: 'service', prepare, goals, anchors: [BASELINE] };
+}
 
-async function createListed(api: AdminApi, count: number, list: string, create: Create) {
-  for (let n = 1; n <= count; n += 1) await api.call('POST', ...create(n));
+type Body = (n: number) => object;
+/** POSTs `body(n)` for n = 1 … `count` to `post`, then checks `list` holds exactly that many; returns `list`. */
+async function createListed(api: AdminApi, count: number, post: string, list: string, body: Body) {
+  for (let n = 1; n <= count; n += 1) await api.call('POST', post, body(n));
   const answer = await api.call('GET', list);
   // A paged list answers {total_count, results}; the webhook list is a bare array.
   const found = (Array.isArray(answer) ? answer : answer.results).length;
@@ -33,72 +35,42 @@ async function createListed(api: AdminApi, count: number, list: string, create: 
   return list;
 }
 
-export const SCENARIOS = (
-  [
-    { name: BASELINE, anchor: true as const, target: 'baseline', prepare: () => '/api/v2/role' },
-    {
-      name: 'GET /api/v2/role, authenticated',
-      target: 'service',
-      prepare: () => '/api/v2/role',
-      goals: { minRatio: 0.6, maxP99Ms: 5 },
-    },
-    {
-      name: 'GET /api/v2/webhook, 3 webhooks',
-      target: 'service',
-      prepare: (api) =>
-        createListed(api, 3, '/api/v2/webhook', (n) => [
-          '/api/v1/webhook',
-          { name: `hook ${n}`, url: `https://hooks.example.com/${n}` },
-        ]),
-      goals: { minRatio: 0.5 },
-    },
-    {
-      name: 'GET /api/v2/mysubscriptions, 50 alerts',
-      target: 'service',
-      async prepare(api) {
-        const { org_id } = await api.call('GET', '/api/v1/user/me');
-        // All fifty on one page, as the figure has always measured (the default page holds 25).
-        return createListed(api, 50, '/api/v2/mysubscriptions?size=50', (n) => [
-          '/api/v1/mysubscriptions',
-          { name: `alert ${n}`, type: 'NODE_STATE_CHANGE', settings: { org_id, alert_me: 'UNREACHABLE' } },
-        ]);
-      },
-      goals: { minRatio: 0.4, maxP99Ms: 10 },
-    },
-  ] satisfies Scenario[]
-).map((s): Scenario => (s.anchor ? s : { ...s, anchors: [BASELINE] }));
+export const SCENARIOS: Scenario[] = [
+  { name: BASELINE, anchor: true, target: 'baseline', prepare: () => '/api/v2/role' },
+  service('GET /api/v2/role, authenticated', { minRatio: 0.6, maxP99Ms: 5 }, () => '/api/v2/role'),
+  service('GET /api/v2/webhook, 3 webhooks', { minRatio: 0.5 }, (api) => {
+    const hook = (n: number) => ({ name: `hook ${n}`, url: `https://hooks.example.com/${n}` });
+    return createListed(api, 3, '/api/v1/webhook', '/api/v2/webhook', hook);
+  }),
+  service('GET /api/v2/mysubscriptions, 50 alerts', { minRatio: 0.4, maxP99Ms: 10 }, async (api) => {
+    const settings = { org_id: (await api.call('GET', '/api/v1/user/me')).org_id, alert_me: 'UNREACHABLE' };
+    const alert = (n: number) => ({ name: `alert ${n}`, type: 'NODE_STATE_CHANGE', settings });
+    // All fifty on one page, as the figure has always measured (the default page holds 25).
+    return createListed(api, 50, '/api/v1/mysubscriptions', '/api/v2/mysubscriptions?size=50', alert);
+  }),
+];
 
 async function startTarget(target: Scenario['target'], s: Common, adminKey: string): Promise<Service> {
   process.stderr.write(`starting ${target}\n`);
   const logFile = path.join(s.workDir, `${target}.log`);
-  const database = `sqlite:${path.join(s.workDir, 'edgewatch.db')}`;
-  const serviceEnv = { DATABASE_URL: database, BOOTSTRAP_API_KEY: adminKey };
-  if (target === 'service') return startService({ nodeOptions: s.nodeOptions, logFile, env: serviceEnv });
+  const env = { DATABASE_URL: `sqlite:${path.join(s.workDir, 'edgewatch.db')}`, BOOTSTRAP_API_KEY: adminKey };
+  if (target === 'service') return startService({ nodeOptions: s.nodeOptions, logFile, env });
   // The baseline logs with the service's own logger, at the same level, to a file too.
-  const baseUrl = `http://127.0.0.1:${await freePort()}`;
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
   const args = ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/baseline-server.ts')];
-  const env = childEnv({ PORT: baseUrl.split(':')[2]! });
-  return { baseUrl, ...(await startChild({ args, env, logFile, ready: { url: `${baseUrl}/api/v2/role` } })) };
+  const ready = { url: `${baseUrl}/api/v2/role` };
+  return { baseUrl, ...(await startChild({ args, env: childEnv({ PORT: String(port) }), logFile, ready })) };
 }
 
 /** `pid`: the server's process, whose CPU time counts. */
 type Loaded = { scenario: Scenario; pid: number; url: string; headers: Record<string, string> };
-
 /** `connections` clients, each sending its next request when the last one was answered. */
 async function load({ pid, url, headers }: Loaded, seconds: number) {
   const cpuBefore = cpuTimeMs(pid);
   const result = await autocannon({ url, headers, connections: num('connections'), duration: seconds });
   const cpuMs = (cpuTimeMs(pid) ?? NaN) - (cpuBefore ?? NaN);
-  return {
-    requestsPerSecond: result.requests.average,
-    /** Whole milliseconds, as autocannon records them. */
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    total: result.requests.total,
-    cpuUs: (cpuMs * 1000) / result.requests.total,
-    /** Answers outside 2xx, connection errors and timeouts: any of these spoils the figures. */
-    spoiled: result.non2xx + result.errors + result.timeouts,
-  };
+  return { result, cpuUs: (cpuMs * 1000) / result.requests.total };
 }
 
 export async function runHttpSection(scenarios: Scenario[], s: Common): Promise<r.SectionResult> {
@@ -107,22 +79,15 @@ export async function runHttpSection(scenarios: Scenario[], s: Common): Promise<
   const adminKey = `ew_bench_${randomBytes(32).toString('base64url')}`;
   const targets = new Map<Scenario['target'], Service>();
   const prepared: Loaded[] = [];
-  const measured = new r.Rounds<Awaited<ReturnType<typeof load>>>((x) => x.requestsPerSecond);
+  const measured = new r.Rounds<Awaited<ReturnType<typeof load>>>((x) => x.result.requests.average);
   try {
-    for (const target of ['baseline', 'service'] as const) {
-      if (!scenarios.some((c) => c.target === target)) continue;
-      const started = await startTarget(target, s, adminKey);
-      targets.set(target, started);
-      if (target !== 'service') continue;
-      await sleep(idle * 1000);
-      const rss = residentMB(started.pid);
-      out.checks.push({
-        subject: `service idle RSS ${idle} s after ready`,
-        goal: `≤ ${IDLE_RSS_LIMIT_MB} MB`,
-        actual: `${rss.toFixed(1)} MB`,
-        met: rss <= IDLE_RSS_LIMIT_MB,
-      });
-    }
+    // The baseline first, as the scenarios list it; the service's idle memory once it has started.
+    for (const target of new Set(scenarios.map((c) => c.target)))
+      targets.set(target, await startTarget(target, s, adminKey));
+    await sleep(idle * 1000);
+    const rss = residentMB(targets.get('service')!.pid);
+    const [subject, goal] = [`service idle RSS ${idle} s after ready`, `≤ ${IDLE_RSS_LIMIT_MB} MB`];
+    out.checks.push({ subject, goal, actual: `${rss.toFixed(1)} MB`, met: rss <= IDLE_RSS_LIMIT_MB });
     for (const scenario of scenarios) {
       const target = targets.get(scenario.target)!;
       const headers: Record<string, string> = scenario.target === 'service' ? { 'x-api-key': adminKey } : {};
@@ -142,29 +107,25 @@ export async function runHttpSection(scenarios: Scenario[], s: Common): Promise<
   } finally {
     await stopAll([...targets.values()]);
   }
-  const baseline = measured.median(BASELINE)?.requestsPerSecond ?? NaN;
-  const rows = prepared.map(({ scenario }) => {
-    const result = measured.median(scenario.name)!;
-    const ratio = result.requestsPerSecond / baseline;
-    const { minRatio, maxP99Ms } = scenario.goals ?? {};
-    if (minRatio !== undefined)
-      out.checks.push(r.goal(scenario.name, 'req/s ÷ baseline', ratio, minRatio, '×', false));
-    if (maxP99Ms !== undefined) out.checks.push(r.goal(scenario.name, 'p99', result.p99Ms, maxP99Ms, 'ms'));
-    if (result.spoiled > 0)
-      out.warnings.push(`${scenario.name}: ${result.spoiled} non-2xx answers or errors of ${result.total}`);
-    const cells = [result.requestsPerSecond, result.p50Ms, result.p99Ms].map(r.whole);
-    return [scenario.name, ...cells, r.fixed(ratio, 2), r.whole(result.cpuUs)];
+  const baseline = measured.median(BASELINE)?.result.requests.average ?? NaN;
+  const rows = scenarios.map(({ name, goals }) => {
+    const { result, cpuUs } = measured.median(name)!;
+    const { requests, latency } = result;
+    const ratio = requests.average / baseline;
+    if (goals?.minRatio) out.checks.push(r.goal(name, 'req/s ÷ baseline', ratio, goals.minRatio, '×', false));
+    // autocannon records latencies in whole milliseconds.
+    if (goals?.maxP99Ms) out.checks.push(r.goal(name, 'p99', latency.p99, goals.maxP99Ms, 'ms'));
+    // Answers outside 2xx, connection errors and timeouts: any of these spoils the figures.
+    const spoiled = result.non2xx + result.errors + result.timeouts;
+    if (spoiled > 0) out.warnings.push(`${name}: ${spoiled} non-2xx answers or errors of ${requests.total}`);
+    const cells = [requests.average, latency.p50, latency.p99].map(r.whole);
+    return [name, ...cells, r.fixed(ratio, 2), r.whole(cpuUs)];
   });
-  if (targets.has('service'))
-    out.output.push(`service: ${['node', ...s.nodeOptions, 'dist/main.js serve'].join(' ')}`);
-  if (rows.length > 0)
-    out.output.push(
-      `${num('connections')} connections, ${seconds} s per scenario after a ${warmup} s warm-up, median of ` +
-        `${rounds} round(s), servers logging at info to a file\n`,
-      r.table(
-        'scenario | req/s | p50 (ms) | p99 (ms) | ratio to baseline | server CPU per request (µs)',
-        rows,
-      ),
-    );
+  out.output.push(
+    `service: ${['node', ...s.nodeOptions, 'dist/main.js serve'].join(' ')}`,
+    `${num('connections')} connections, ${seconds} s per scenario after a ${warmup} s warm-up, median of ` +
+      `${rounds} round(s), servers logging at info to a file\n`,
+    r.table('scenario | req/s | p50 (ms) | p99 (ms) | ratio to baseline | server CPU per request (µs)', rows),
+  );
   return out;
 }

@@ -1,8 +1,8 @@
 // The two queues under test behind one interface: edgewatch's (src/jobs, wired as the worker role wires it)
 // and graphile-worker, the anchor, with the options its documentation gives for performance.
 import pg from 'pg';
-import { Logger, makeWorkerUtils, run, runMigrations, type Runner, type WorkerUtils } from 'graphile-worker';
-import { loadConfig, type DatabaseTarget } from '../../src/config.js';
+import { Logger, makeWorkerUtils, run, runMigrations, type Runner } from 'graphile-worker';
+import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -16,12 +16,14 @@ import { createRegistry } from '../../src/observability/metrics.js';
 const KIND = 'bench_noop';
 
 export type QueueName = 'edgewatch' | 'graphile-worker';
+export type QueueDatabase =
+  { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string };
 
 export interface QueueUnderTest {
   /** Many jobs in one statement (a transaction of their own on edgewatch, one `add_jobs` call on graphile-worker). */
-  enqueueBatch(seqs: readonly number[]): Promise<void>;
+  enqueueBatch(seqs: readonly number[]): Promise<unknown>;
   /** One job in a transaction of its own; resolves once it is committed. */
-  enqueueOne(seq: number): Promise<void>;
+  enqueueOne(seq: number): Promise<unknown>;
   /** Rows left in the queue's table: unfinished jobs, and finished ones not yet removed. */
   remaining(): Promise<number>;
   /** `onRun` is the handler's first act, with the job's sequence number. */
@@ -40,22 +42,22 @@ export async function enqueueInBatches(queue: QueueUnderTest, count: number, bat
   return performance.now() - started;
 }
 
-/**
- * graphile-worker's options for throughput, as its performance page gives them
- * (https://worker.graphile.org/docs/performance): a local queue of 500 jobs fetched at a time, and batched
- * completions; the pool one larger than the concurrency, as there.
- */
+/** graphile-worker's options for throughput, as https://worker.graphile.org/docs/performance gives them. */
 export const graphileWorkerOptions = (concurrency: number) => ({
-  concurrentJobs: concurrency,
-  maxPoolSize: concurrency + 1,
-  localQueue: { size: 500 },
-  completeJobBatchDelay: 0,
-  failJobBatchDelay: 0,
+  ...{ concurrentJobs: concurrency, maxPoolSize: concurrency + 1, localQueue: { size: 500 } },
+  ...{ completeJobBatchDelay: 0, failJobBatchDelay: 0 },
 });
 
-/** `migrate`: the runner does, once per schema, before any worker process connects. */
-export async function openEdgewatch(target: DatabaseTarget, schema?: string, migrate = false) {
-  const db = connectDatabase(target, schema === undefined ? {} : { schema });
+/** `migrate`: the runner does, once per schema, before any worker process connects (on SQLite, the process). */
+export async function openQueue(name: QueueName, database: QueueDatabase, migrate = false) {
+  if (name === 'edgewatch') return openEdgewatch(database, migrate);
+  if (database.kind === 'sqlite') throw new Error('graphile-worker runs on PostgreSQL only');
+  return openGraphileWorker(database.url, database.schema, migrate);
+}
+
+async function openEdgewatch(database: QueueDatabase, migrate: boolean): Promise<QueueUnderTest> {
+  const schema = database.kind === 'postgres' ? database.schema : undefined;
+  const db = connectDatabase(database, { schema });
   if (migrate) await migrateToLatest(db);
   const queue = new JobQueue(db, systemClock);
   let worker: Worker | undefined;
@@ -81,28 +83,21 @@ export async function openEdgewatch(target: DatabaseTarget, schema?: string, mig
       await worker?.stop();
       await db.destroy();
     },
-  } satisfies QueueUnderTest;
+  };
 }
 
 /** graphile-worker's migrations log each step at info; the runner's terminal is for figures. */
 const logger = new Logger(() => () => undefined);
-
-/** Installs graphile-worker's tables and functions in `schema` (the runner does, before any worker starts). */
-export const migrateGraphileWorker = (connectionString: string, schema: string) =>
-  runMigrations({ connectionString, schema, logger });
-
-export async function openGraphileWorker(connectionString: string, schema: string): Promise<QueueUnderTest> {
-  let utils: WorkerUtils | undefined;
-  const workerUtils = async () => (utils ??= await makeWorkerUtils({ connectionString, schema, logger }));
+async function openGraphileWorker(connectionString: string, schema: string, migrate: boolean) {
+  if (migrate) await runMigrations({ connectionString, schema, logger });
+  let utils: ReturnType<typeof makeWorkerUtils> | undefined;
+  const workerUtils = () => (utils ??= makeWorkerUtils({ connectionString, schema, logger }));
   const counter = new pg.Pool({ connectionString, max: 1 });
   let runner: Runner | undefined;
   return {
-    async enqueueBatch(seqs) {
-      await (await workerUtils()).addJobs(seqs.map((seq) => ({ identifier: KIND, payload: { seq } })));
-    },
-    async enqueueOne(seq) {
-      await (await workerUtils()).addJob(KIND, { seq });
-    },
+    enqueueBatch: async (seqs) =>
+      (await workerUtils()).addJobs(seqs.map((seq) => ({ identifier: KIND, payload: { seq } }))),
+    enqueueOne: async (seq) => (await workerUtils()).addJob(KIND, { seq }),
     async remaining() {
       const sql = `select count(*) as n from ${pg.escapeIdentifier(schema)}._private_jobs`;
       return Number((await counter.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
@@ -116,8 +111,8 @@ export async function openGraphileWorker(connectionString: string, schema: strin
     },
     async close() {
       await runner?.stop();
-      await utils?.release();
+      await (await utils)?.release();
       await counter.end();
     },
-  };
+  } satisfies QueueUnderTest;
 }

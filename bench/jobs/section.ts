@@ -1,6 +1,5 @@
-// The job-queue section: throughput of no-op jobs, and the latency from an enqueue's commit to its handler's
-// start, for edgewatch's queue (src/jobs) on SQLite and PostgreSQL, beside graphile-worker on the same
-// PostgreSQL in the same run. Every worker is a process of its own (worker-process.ts), driven over IPC.
+// The job-queue section: no-op jobs' throughput and commit-to-start latency on edgewatch's queue (SQLite and
+// PostgreSQL) beside graphile-worker (same PostgreSQL, same run); every worker a process of its own, over IPC.
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,28 +11,21 @@ import { childEnv } from '../lib/service.js';
 import * as queues from './queues.js';
 import type { WorkerReport, WorkerSpec } from './worker-process.js';
 
-/** One job-queue measurement; graphile-worker's are anchors, measured beside the edgewatch case naming them. */
-export interface JobCase extends r.Case {
-  measure: 'throughput' | 'latency';
-  queue: queues.QueueName;
-  database: 'sqlite' | 'postgres';
-  /** Worker processes (on SQLite the worker runs in the enqueuing process). */
-  workers: number;
-  goals?: { minJobsPerSecond?: number; minRatio?: number; maxP50Ms?: number; maxP99Ms?: number };
-}
+type Goals = { minJobsPerSecond?: number; minRatio?: number; maxP50Ms?: number; maxP99Ms?: number };
 
-type Goals = JobCase['goals'];
-
-/** `workers` 0: on SQLite, in the enqueuing process. */
-function jobCase(measure: JobCase['measure'], queue: JobCase['queue'], workers: number, goals?: Goals) {
-  const plural = workers === 1 ? '' : 'es';
-  const where = workers === 0 ? 'SQLite, in process' : `PostgreSQL, ${workers} worker process${plural}`;
-  const name = `jobs ${measure}: ${queue}, ${where}`;
-  const anchors = queue === 'edgewatch' && workers > 0 ? [name.replace(queue, 'graphile-worker')] : undefined;
+/**
+ * One job-queue measurement; graphile-worker's are anchors, measured beside the edgewatch case naming them.
+ * `workers` 0: on SQLite, in the enqueuing process.
+ */
+function jobCase(measure: 'throughput' | 'latency', queue: queues.QueueName, workers: number, goals?: Goals) {
+  const where = workers === 0 ? 'SQLite, in process' : `PostgreSQL, ${workers} worker process`;
+  const name = `jobs ${measure}: ${queue}, ${where}${workers > 1 ? 'es' : ''}`;
   const database = workers === 0 ? 'sqlite' : 'postgres';
-  const c: JobCase = { name, measure, queue, database, workers: Math.max(workers, 1), goals, anchors };
-  return queue === 'edgewatch' ? c : { ...c, anchor: true as const };
+  const anchor = queue === 'graphile-worker' ? (true as const) : undefined;
+  const anchors = queue === 'edgewatch' && workers > 0 ? [name.replace(queue, 'graphile-worker')] : undefined;
+  return { name, measure, queue, database, workers: Math.max(workers, 1), goals, anchor, anchors };
 }
+export type JobCase = ReturnType<typeof jobCase>;
 
 const LATENCY_GOALS = { maxP50Ms: 5, maxP99Ms: 20 };
 // In the order they run: each anchor right after the case it anchors, so both see the same machine.
@@ -48,70 +40,88 @@ export const JOB_CASES: JobCase[] = [
   jobCase('latency', 'graphile-worker', 1),
 ];
 
-const settings = (common: Common) => ({
-  ...common,
-  /** Jobs per throughput round, enqueued `batch` to a statement, and runs at once per worker process. */
-  jobs: num('jobs'),
-  batch: num('job-batch'),
-  concurrency: num('job-concurrency'),
-  rounds: num('job-rounds'),
-  /** The latency: one job per transaction at this rate, 1 s untimed, then `latencySeconds`. */
-  ratePerSecond: num('job-rate'),
-  latencySeconds: num('job-seconds'),
+// `concurrency`: jobs at once per worker process. Latency: one job per transaction at `ratePerSecond`.
+const settings = (common: Common, db: pg.BenchDatabase | undefined) => ({
+  ...{ ...common, db, jobs: num('jobs'), batch: num('job-batch'), concurrency: num('job-concurrency') },
+  ...{ rounds: num('job-rounds'), ratePerSecond: num('job-rate'), latencySeconds: num('job-seconds') },
 });
 type JobSettings = ReturnType<typeof settings>;
-let files = 0;
-
-/** The case's worker processes, or (worker: false) one process that only enqueues. */
-function spawn(s: JobSettings, c: JobCase, db: WorkerSpec['database'], extra: Partial<WorkerSpec> = {}) {
-  const spec = { queue: c.queue, worker: true, concurrency: s.concurrency, database: db, ...extra };
-  const slug = `${String((files += 1)).padStart(3, '0')}-${c.measure}-${c.queue}-${c.database}`;
-  const args = [...s.nodeOptions, '--import', 'tsx', path.join(PROJECT_ROOT, 'bench/jobs/worker-process.ts')];
-  // NO_LOG_SUCCESS, as graphile-worker's own performance test sets: otherwise it logs a line per job.
-  const env = childEnv({ BENCH_JOB_PROCESS: JSON.stringify(spec), NO_LOG_SUCCESS: '1' });
-  const logFile = (n: number) =>
-    path.join(s.workDir, 'jobs', `${slug}-${spec.worker ? n + 1 : 'producer'}.log`);
-  // One that fails stops the run, and the others are killed with the runner.
-  const start = (_: unknown, n: number) => startChild({ args, env, logFile: logFile(n), ready: 'message' });
-  return Promise.all(Array.from({ length: spec.worker ? c.workers : 1 }, start));
-}
 
 const report = (child: Child) => child.message<WorkerReport>('report');
 const runs = (children: Child[]) =>
   children.reduce((sum, child) => sum + (child.latest<{ runs: number }>('progress')?.runs ?? 0), 0);
-/** Waits for `condition`, failing at once if a process fails or exits meanwhile. */
+/** Waits for `condition`, failing at once if a process fails or exits meanwhile (a message never sent). */
 const watched = (children: Child[], condition: () => boolean | Promise<boolean>, what: string) =>
-  Promise.race([
-    r.until(condition, what, 10),
-    ...children.map((c) => report(c).then(() => new Promise(() => 0))),
-  ]);
+  Promise.race([r.until(condition, what, 10), ...children.map((child) => child.message('none'))]);
 const tell = (children: Child[], type: 'go' | 'stop') => children.forEach((child) => child.send({ type }));
 
+/** `queue`: the runner's own, on PostgreSQL; `start`: the case's workers, or (worker: false) an enqueuer. */
+type Fresh = { queue?: queues.QueueUnderTest; start: (extra?: Partial<WorkerSpec>) => Promise<Child[]> };
+let measurements = 0;
+
 /**
- * Where the case's processes find the queue. On PostgreSQL a fresh schema with the queue's tables, and the
- * runner's own handle on it; on SQLite a fresh file, which the one process enqueues into itself (its queue
- * wakes its worker in process, as in the service).
+ * Runs `measure` on a fresh queue: on PostgreSQL a fresh schema with the queue's tables; on SQLite a fresh
+ * file, which the one process enqueues into itself (its queue wakes its worker in process, as in the service).
  */
-async function openTarget(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobCase) {
-  if (db === undefined) {
-    const file = path.join(s.workDir, 'jobs', `${(files += 1)}.db`);
-    return { database: { kind: 'sqlite' as const, file }, queue: undefined, close: async () => undefined };
+async function onFreshQueue<T>(s: JobSettings, c: JobCase, measure: (fresh: Fresh) => Promise<T>) {
+  const slug = path.join(s.workDir, 'jobs', `${(measurements += 1)}-${c.measure}-${c.queue}-${c.database}`);
+  const schema = c.database === 'postgres' ? await s.db!.createSchema(c.queue.replace('-', '_')) : undefined;
+  const database: queues.QueueDatabase = schema
+    ? { kind: 'postgres', url: s.db!.url, schema: schema.name }
+    : { kind: 'sqlite', file: `${slug}.db` };
+  const queue = schema && (await queues.openQueue(c.queue, database, true));
+  const args = [...s.nodeOptions, '--import', 'tsx', path.join(PROJECT_ROOT, 'bench/jobs/worker-process.ts')];
+  const children: Child[] = [];
+  const start = async (extra: Partial<WorkerSpec> = {}) => {
+    const spec = { queue: c.queue, worker: true, concurrency: s.concurrency, database, ...extra };
+    // NO_LOG_SUCCESS, as graphile-worker's own performance test sets: otherwise it logs a line per job.
+    const env = childEnv({ BENCH_JOB_PROCESS: JSON.stringify(spec), NO_LOG_SUCCESS: '1' });
+    const one = (_: unknown, n: number) =>
+      startChild({ args, env, logFile: `${slug}-${spec.worker ? n + 1 : 'producer'}.log`, ready: 'message' });
+    // One that fails stops the run, and the others are killed with the runner.
+    const started = await Promise.all(Array.from({ length: spec.worker ? c.workers : 1 }, one));
+    children.push(...started);
+    return started;
+  };
+  try {
+    return await measure({ queue, start });
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
+    await queue?.close();
+    await schema?.drop();
   }
-  const schema = await db.createSchema(c.queue === 'edgewatch' ? 'edgewatch' : 'graphile');
-  if (c.queue === 'graphile-worker') await queues.migrateGraphileWorker(db.url, schema.name);
-  const queue =
-    c.queue === 'edgewatch'
-      ? await queues.openEdgewatch({ kind: 'postgres', url: db.url }, schema.name, true)
-      : await queues.openGraphileWorker(db.url, schema.name);
-  const database = { kind: 'postgres' as const, url: db.url, schema: schema.name };
-  return { database, queue, close: () => queue.close().then(schema.drop) };
 }
 
-/** When the enqueuer was done and saw the table empty, and PostgreSQL's CPU over the drain. */
-type Timing = { enqueueMs: number; settledAt: number; dbMs?: number | undefined };
+/** SQLite: the one process enqueues, runs every job and reports once the table is empty. */
+async function alone(start: Fresh['start'], produce: WorkerSpec['produce']) {
+  const [child] = await start({ produce });
+  tell([child!], 'go');
+  return report(child!);
+}
 
+/** A round; every job is in the table before the workers start, so the drain is measured alone. */
+const throughput = (s: JobSettings, c: JobCase) =>
+  onFreshQueue(s, c, async ({ queue, start }) => {
+    const { jobs, batch } = s;
+    if (queue === undefined) {
+      const done = await alone(start, { kind: 'batches', jobs, batch });
+      return summarize(c, jobs, [done], { enqueueMs: done.enqueueMs!, settledAt: done.settledAt! });
+    }
+    const workers = await start();
+    const enqueueMs = await queues.enqueueInBatches(queue, jobs, batch);
+    const cpuBefore = await pg.databaseCpuMs(s.db!.url, s.db!.name);
+    tell(workers, 'go');
+    await watched(workers, () => runs(workers) >= jobs, `${jobs} runs`);
+    await watched(workers, async () => (await queue.remaining()) === 0, 'an empty table');
+    const settledAt = queues.wallClockMs();
+    const dbMs = pg.cpuBetween(cpuBefore, await pg.databaseCpuMs(s.db!.url, s.db!.name));
+    tell(workers, 'stop');
+    return summarize(c, jobs, await Promise.all(workers.map(report)), { enqueueMs, settledAt, dbMs });
+  });
+
+/** How long the enqueuing took, when the table was seen empty, and PostgreSQL's CPU over the drain. */
+type Timing = { enqueueMs: number; settledAt: number; dbMs?: number | undefined };
 function summarize(c: JobCase, jobs: number, reports: WorkerReport[], t: Timing) {
-  const { enqueueMs, settledAt, dbMs } = t;
   const first = Math.min(...reports.map((x) => x.firstRunAt));
   const last = Math.max(...reports.map((x) => x.lastRunAt));
   const runs = reports.reduce((sum, x) => sum + x.runs, 0);
@@ -120,75 +130,34 @@ function summarize(c: JobCase, jobs: number, reports: WorkerReport[], t: Timing)
   const drainPerSecond = (jobs * 1000) / (last - first);
   const perJob = (ms: number | undefined) => r.fixed(ms === undefined ? undefined : (ms * 1000) / jobs, 0);
   const firstAfterStart = (first - Math.min(...reports.map((x) => x.startedAt))).toFixed(0);
-  const row = [c.name, r.whole((jobs * 1000) / enqueueMs), r.whole(drainPerSecond), '', firstAfterStart];
-  row.push((settledAt - last).toFixed(0), reports.map((x) => r.whole(x.runs)).join(' + '));
-  row.push(perJob(reports.reduce((sum, x) => sum + x.cpuMs, 0)), perJob(dbMs));
+  // Cell 3, the ratio to graphile-worker, is filled in once every round is in.
+  const row = [c.name, r.whole((jobs * 1000) / t.enqueueMs), r.whole(drainPerSecond), '', firstAfterStart];
+  row.push((t.settledAt - last).toFixed(0), reports.map((x) => r.whole(x.runs)).join(' + '));
+  row.push(perJob(reports.reduce((sum, x) => sum + x.cpuMs, 0)), perJob(t.dbMs));
   return { drainPerSecond, row, runs, ranTwice: runs - ran };
 }
 
-async function throughput(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobCase) {
-  const { jobs, batch } = s;
-  const target = await openTarget(s, db, c);
-  const { queue } = target;
-  let workers: Child[] = [];
-  try {
-    if (queue === undefined) {
-      workers = await spawn(s, c, target.database, { produce: { kind: 'batches', jobs, batch } });
-      tell(workers, 'go');
-      const done = await report(workers[0]!);
-      return summarize(c, jobs, [done], { enqueueMs: done.enqueueMs!, settledAt: done.settledAt! });
-    }
-    workers = await spawn(s, c, target.database);
-    // Every job is in the table before the workers start: the drain is measured alone.
-    const enqueueMs = await queues.enqueueInBatches(queue, jobs, batch);
-    const cpuBefore = await pg.databaseCpuMs(db!.url, db!.name);
-    tell(workers, 'go');
-    await watched(workers, () => runs(workers) >= jobs, `${jobs} runs`);
-    await watched(workers, async () => (await queue.remaining()) === 0, 'an empty table');
-    const settledAt = queues.wallClockMs();
-    const dbMs = pg.cpuBetween(cpuBefore, await pg.databaseCpuMs(db!.url, db!.name));
-    tell(workers, 'stop');
-    return summarize(c, jobs, await Promise.all(workers.map(report)), { enqueueMs, settledAt, dbMs });
-  } finally {
-    await Promise.all(workers.map((worker) => worker.stop()));
-    await target.close();
-  }
-}
-
-async function latency(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobCase): Promise<string[]> {
+async function latency(s: JobSettings, c: JobCase): Promise<string[]> {
   const warmup = s.ratePerSecond; // 1 s untimed
   const total = warmup + s.ratePerSecond * s.latencySeconds;
   const produce = { kind: 'paced' as const, ratePerSecond: s.ratePerSecond, jobs: total };
-  const target = await openTarget(s, db, c);
-  const children: Child[] = [];
-  const starts: (number | null)[] = [];
-  let commits: (number | null)[] = [];
-  try {
-    // On PostgreSQL the enqueuer is a process of its own, so nothing else in its event loop delays the moment
-    // it notes a commit.
-    const [workers, producers] = await Promise.all([
-      spawn(s, c, target.database, target.queue === undefined ? { produce } : {}),
-      target.queue === undefined ? [] : spawn(s, c, target.database, { produce, worker: false }),
-    ]);
-    children.push(...workers, ...producers);
+  const reports = await onFreshQueue(s, c, async ({ queue, start }) => {
+    if (queue === undefined) return [await alone(start, produce)];
+    // The enqueuer a process of its own, so that nothing else in its event loop delays its noting a commit.
+    const [workers, producer] = await Promise.all([start(), start({ produce, worker: false })]);
     tell(workers, 'go');
-    if (producers.length > 0) {
-      await Promise.all(workers.map((worker) => worker.message('started')));
-      // A moment for the worker's listening connection to settle; the warm-up jobs come after it anyway.
-      await sleep(200);
-      tell(producers, 'go');
-      commits = (await report(producers[0]!)).commits!;
-      await watched(workers, () => runs(workers) >= total, `${total} runs`);
-      tell(workers, 'stop');
-    }
-    for (const done of await Promise.all(workers.map(report))) {
-      done.starts.forEach((at, seq) => at !== null && (starts[seq] = at));
-      commits = done.commits ?? commits;
-    }
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
-    await target.close();
-  }
+    await Promise.all(workers.map((worker) => worker.message('started')));
+    // A moment for the worker's listening connection to settle; the warm-up jobs come after it anyway.
+    await sleep(200);
+    tell(producer, 'go');
+    const produced = await report(producer[0]!);
+    await watched(workers, () => runs(workers) >= total, `${total} runs`);
+    tell(workers, 'stop');
+    return [produced, ...(await Promise.all(workers.map(report)))];
+  });
+  const commits = reports.find((x) => x.commits)?.commits ?? [];
+  const starts: (number | null)[] = [];
+  for (const x of reports) x.starts.forEach((at, seq) => at !== null && (starts[seq] = at));
   const latencies = commits.flatMap((at, seq) =>
     seq < warmup || at === null || !starts[seq] ? [] : [starts[seq] - at],
   );
@@ -201,32 +170,30 @@ async function latency(s: JobSettings, db: pg.BenchDatabase | undefined, c: JobC
 }
 
 export async function runJobSection(cases: JobCase[], common: Common): Promise<r.SectionResult> {
-  const s = settings(common);
   const out = r.emptyResult('Job queue: no-op jobs, one job kind');
-  fs.mkdirSync(path.join(s.workDir, 'jobs'), { recursive: true });
+  fs.mkdirSync(path.join(common.workDir, 'jobs'), { recursive: true });
   const fresh = 'a fresh database, a fresh schema per measurement';
-  const runnable = await pg.runnable(cases, s.postgresUrl, out, fresh);
-  const rounds = new r.Rounds<Awaited<ReturnType<typeof throughput>>>((x) => x.drainPerSecond);
-  const latencies: string[][] = [];
+  const runnable = await pg.runnable(cases, common.postgresUrl, out, fresh);
   const postgres = runnable.some((c) => c.database === 'postgres');
-  const db = postgres ? await pg.createBenchDatabase(s.postgresUrl) : undefined;
+  const s = settings(common, postgres ? await pg.createBenchDatabase(common.postgresUrl) : undefined);
+  const rounds = new r.Rounds<ReturnType<typeof summarize>>((x) => x.drainPerSecond);
+  const latencies: string[][] = [];
   try {
-    const on = (c: JobCase) => (c.database === 'postgres' ? db : undefined);
     // Rounds take turns, so a neighbour's burst of work falls on several cases rather than on one.
     for (let round = 1; round <= s.rounds; round += 1)
       for (const c of runnable.filter((x) => x.measure === 'throughput')) {
         r.progress(`round ${round}/${s.rounds}: ${c.name}`);
-        rounds.add(c.name, await throughput(s, on(c), c));
+        rounds.add(c.name, await throughput(s, c));
       }
     for (const c of runnable.filter((x) => x.measure === 'latency')) {
       r.progress(`${c.name}: ${s.ratePerSecond} jobs/s for ${s.latencySeconds} s`);
-      const row = await latency(s, on(c), c);
+      const row = await latency(s, c);
       latencies.push(row);
       if (c.goals?.maxP50Ms) out.checks.push(r.goal(c.name, 'p50', Number(row[5]), c.goals.maxP50Ms, 'ms'));
       if (c.goals?.maxP99Ms) out.checks.push(r.goal(c.name, 'p99', Number(row[6]), c.goals.maxP99Ms, 'ms'));
     }
   } finally {
-    await db?.drop();
+    await s.db?.drop();
   }
   const rows = runnable.flatMap((c) => {
     const t = rounds.median(c.name);
@@ -243,23 +210,23 @@ export async function runJobSection(cases: JobCase[], common: Common): Promise<r
       out.warnings.push(`${c.name}: runs ${t.row[6]}, ${t.ranTwice} ran twice`);
     return [t.row];
   });
+  const graphile = JSON.stringify(queues.graphileWorkerOptions(s.concurrency));
   out.output.push(
-    `concurrency ${s.concurrency} per worker process for both queues; graphile-worker with ` +
-      `${JSON.stringify(queues.graphileWorkerOptions(s.concurrency))} and NO_LOG_SUCCESS=1; worker processes run ` +
-      `node ${[...s.nodeOptions, '--import tsx'].join(' ')}`,
+    `concurrency ${s.concurrency} per worker process for both queues; graphile-worker with ${graphile} and ` +
+      `NO_LOG_SUCCESS=1; worker processes run node ${[...s.nodeOptions, '--import tsx'].join(' ')}`,
   );
   r.addTable(
     out,
-    `Throughput, ${r.whole(s.jobs)} jobs enqueued ${s.batch} to a statement, then drained (first run's start to ` +
-      `last run's start), median of ${s.rounds} round(s):`,
+    `Throughput, ${r.whole(s.jobs)} jobs enqueued ${s.batch} to a statement, then drained (first run's ` +
+      `start to last run's start), median of ${s.rounds} round(s):`,
     'measurement | enqueue (jobs/s) | drain (jobs/s) | ratio to graphile-worker | first run after start (ms) | ' +
       'table empty after last run (ms) | runs per process | worker CPU per job (µs) | PostgreSQL CPU per job (µs)',
     rows,
   );
   r.addTable(
     out,
-    `Start latency, ${s.ratePerSecond} jobs/s for ${s.latencySeconds} s after 1 s untimed; the enqueuing transaction's ` +
-      "commit to the handler's start:",
+    `Start latency, ${s.ratePerSecond} jobs/s for ${s.latencySeconds} s after 1 s untimed; the enqueuing ` +
+      "transaction's commit to the handler's start:",
     'measurement | jobs | achieved rate (jobs/s) | started before the commit was seen | min (ms) | p50 (ms) | ' +
       'p99 (ms) | max (ms)',
     latencies,
