@@ -194,9 +194,10 @@ export async function runNotifySection(cases: NotifyCase[], common: Common): Pro
     [0, 7],
   );
   const spans = otlp.received();
-  out.output.push(
-    `Tracing on: ${r.whole(spans.exports)} exports, ${r.whole(spans.bytes)} bytes to the collector`,
-  );
+  if (latencies.size + rounds.all.size > 0)
+    out.output.push(
+      `Tracing on: ${r.whole(spans.exports)} exports, ${r.whole(spans.bytes)} bytes to the collector`,
+    );
   for (const other of others) r.addComparison(out, other.label, comparison(other));
   return workers === undefined ? out : r.merge(out, workers);
 }
